@@ -1,0 +1,157 @@
+import { Command, CommanderError, Option } from 'commander';
+import { createRuntime, type Context, type Runtime } from './commands/context.js';
+import { COMMANDS } from './commands/registry.js';
+import { ExitCode, GwError, InterruptedError, UsageError } from './core/errors.js';
+import { processIo, type Io } from './ui/io.js';
+import { Output } from './ui/output.js';
+import { Redactor } from './ui/redact.js';
+
+/** The version printed by `gw --version`. */
+export const VERSION = '0.1.0';
+
+const VALUE_GLOBALS = new Set(['--profile', '--base-url', '--timeout']);
+
+/** The top-level command named in argv (skipping global flags), or undefined. */
+export function targetCommand(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') return undefined;
+    if (VALUE_GLOBALS.has(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    if (a === 'help') return argv[i + 1];
+    return a;
+  }
+  return undefined;
+}
+
+/** The root program with the global flags of CLI.md. */
+export function rootProgram(): Command {
+  return new Command('gw')
+    .description('Operate and acceptance-probe a unified model gateway.')
+    .version(VERSION, '-V, --version')
+    .option('--json', 'machine output on stdout', false)
+    .option('--quiet', 'no progress or hints on stderr', false)
+    .option('--verbose', 'one line per HTTP exchange on stderr (never the token)', false)
+    .option('--no-color', 'no colour (also NO_COLOR)')
+    .option('--profile <name>', 'profile to use (env GW_PROFILE)')
+    .option('--base-url <url>', 'gateway base address, without /v1 (env GW_BASE_URL)')
+    .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m (env GW_TIMEOUT)')
+    .addOption(new Option('--no-validate', 'send requests even where they break a contract rule'))
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Environment: GW_BASE_URL, GW_TOKEN, GW_PROFILE, GW_TIMEOUT, GW_CONFIG_DIR, GW_STATE_DIR, NO_COLOR.
+Exit codes: 0 ok · 1 gateway error / task failed / probe failed · 2 invalid input (nothing sent)
+            3 configuration or authentication · 4 timed out · 130 interrupted
+Quick start: gw probe --sim`,
+    );
+}
+
+/** Builds the program, loading only the command group that runs (all of them for completion). */
+export async function buildProgram(argv: readonly string[], rt: Runtime): Promise<Command> {
+  const program = rootProgram();
+  const target = targetCommand(argv);
+  const loadAll = target === 'completion';
+  for (const entry of COMMANDS) {
+    if (loadAll || entry.name === target) {
+      const mod = await entry.load();
+      const cmd = mod.default(rt);
+      program.addCommand(cmd);
+      if (cmd.description() === '') cmd.description(entry.summary);
+    } else {
+      program.command(entry.name).description(entry.summary);
+    }
+  }
+  return program;
+}
+
+function applyIo(cmd: Command, io: Io): void {
+  cmd.exitOverride();
+  cmd.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+  });
+  for (const sub of cmd.commands) applyIo(sub, io);
+}
+
+/**
+ * Runs gw with `argv` (without node and script) and returns the exit code. Never calls process.exit:
+ * bin/gw.js sets process.exitCode so stdout is always flushed. Every error is caught here, once.
+ */
+export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  let signal = io.signal;
+  let cleanup = (): void => {};
+  if (signal === undefined && io.stdout === process.stdout) {
+    const ac = new AbortController();
+    signal = ac.signal;
+    let hits = 0;
+    const onSignal = (): void => {
+      hits++;
+      if (hits > 1) process.exit(ExitCode.interrupted);
+      ac.abort(new InterruptedError());
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    cleanup = () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
+  }
+  signal ??= new AbortController().signal;
+
+  let exitCode: number = ExitCode.ok;
+  let ctx: Context | undefined;
+  const rt = createRuntime(io, signal, {
+    onContext: (c) => (ctx = c),
+    onExit: (code) => (exitCode = code),
+  });
+  try {
+    const program = await buildProgram(argv, rt);
+    applyIo(program, io);
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (e) {
+    return renderError(e, io, ctx, argv);
+  } finally {
+    cleanup();
+  }
+}
+
+function renderError(e: unknown, io: Io, ctx: Context | undefined, argv: readonly string[]): number {
+  if (e instanceof CommanderError) {
+    if (
+      e.code === 'commander.helpDisplayed' ||
+      e.code === 'commander.version' ||
+      e.code === 'commander.help'
+    ) {
+      return ExitCode.ok;
+    }
+    if (e.code === 'commander.executeSubCommandAsync') return ExitCode.ok;
+    // commander already printed its message to stderr
+    return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  const out =
+    ctx?.out ??
+    new Output(
+      io,
+      { json: argv.includes('--json'), quiet: argv.includes('--quiet'), verbose: false, color: false },
+      (() => {
+        const r = new Redactor();
+        r.add(io.env.GW_TOKEN);
+        return r;
+      })(),
+    );
+  if (e instanceof GwError) {
+    out.error(e);
+    return e.exitCode;
+  }
+  // Anything else is a bug in gw: say so, without a stack trace unless --verbose.
+  const err = new GwError(e instanceof Error ? e.message : String(e), { code: 'internal' });
+  out.error(err);
+  if (argv.includes('--verbose') && e instanceof Error && e.stack) out.verbose(e.stack);
+  return err instanceof UsageError ? ExitCode.usage : ExitCode.failure;
+}

@@ -1,0 +1,204 @@
+import type { Command } from 'commander';
+import type { GatewayClient } from '../client/gateway-client.js';
+import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
+import { parseDuration } from '../core/duration.js';
+import { ConfigError } from '../core/errors.js';
+import { Journal } from '../core/journal.js';
+import { stateDir } from '../core/paths.js';
+import type { Io } from '../ui/io.js';
+import type * as InquirerPrompts from '@inquirer/prompts';
+
+/** The @inquirer/prompts module. */
+export type Prompts = typeof InquirerPrompts;
+import { Output } from '../ui/output.js';
+import { Progress } from '../ui/progress.js';
+import { Redactor } from '../ui/redact.js';
+
+/** The global flags of CLI.md, as commander parses them. */
+export interface GlobalOptions {
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  color: boolean;
+  validate: boolean;
+  profile?: string | undefined;
+  baseUrl?: string | undefined;
+  timeout?: string | undefined;
+}
+
+/** Connection settings after precedence (flag > environment > profile > defaults). */
+export interface Settings {
+  profileName: string;
+  profile: Profile;
+  baseUrl: string | undefined;
+  token: string | undefined;
+  timeoutMs: number;
+}
+
+/** Options of `ctx.client()`. */
+export interface ClientRequirements {
+  /** Default true: a missing token is a ConfigError (exit 3). */
+  token?: boolean;
+  /** Overrides the settings (the probe's `--sim`, `gw login`'s check). */
+  baseUrl?: string;
+  tokenValue?: string;
+  validate?: boolean;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host);
+}
+
+/** Everything a command handler needs; heavy pieces (client, conf, prompts) are created on first use. */
+export class Context {
+  readonly out: Output;
+  readonly progress: Progress;
+  readonly redactor: Redactor;
+  readonly signal: AbortSignal;
+  #settings: Settings | undefined;
+  #clients: GatewayClient[] = [];
+
+  constructor(
+    readonly io: Io,
+    readonly globals: GlobalOptions,
+    signal?: AbortSignal,
+  ) {
+    this.redactor = new Redactor();
+    this.redactor.add(io.env.GW_TOKEN);
+    const noColor = !globals.color || (io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '');
+    this.out = new Output(
+      io,
+      { json: globals.json, quiet: globals.quiet, verbose: globals.verbose, color: !noColor },
+      this.redactor,
+    );
+    this.progress = new Progress(this.out);
+    this.signal = signal ?? io.signal ?? new AbortController().signal;
+  }
+
+  /** True when questions may be asked: stdin and stderr are terminals and --json is off. */
+  get interactive(): boolean {
+    return this.io.stdin.isTTY === true && this.io.stderr.isTTY === true && !this.globals.json;
+  }
+
+  /** Resolved connection settings. */
+  settings(): Settings {
+    if (this.#settings) return this.#settings;
+    const env = this.io.env;
+    const file = readConfigFile(env);
+    const profileName = this.globals.profile ?? (env.GW_PROFILE || undefined) ?? file.current;
+    const profile = file.profiles[profileName] ?? {};
+    this.redactor.add(profile.token);
+    const timeoutText = this.globals.timeout ?? (env.GW_TIMEOUT || undefined) ?? profile.timeout;
+    this.#settings = {
+      profileName,
+      profile,
+      baseUrl: this.globals.baseUrl ?? (env.GW_BASE_URL || undefined) ?? profile.baseUrl,
+      token: (env.GW_TOKEN || undefined) ?? profile.token,
+      timeoutMs: timeoutText !== undefined ? parseDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
+    };
+    return this.#settings;
+  }
+
+  /** A GatewayClient for the resolved settings; `--verbose` prints one line per exchange. */
+  async client(req: ClientRequirements = {}): Promise<GatewayClient> {
+    const s = this.settings();
+    const baseUrl = req.baseUrl ?? s.baseUrl;
+    const token = req.tokenValue ?? s.token;
+    if (baseUrl === undefined) {
+      throw new ConfigError('no gateway base URL', {
+        hint: 'pass --base-url, set GW_BASE_URL, or run `gw login` (try `gw probe --sim` for a local simulator)',
+      });
+    }
+    let url: URL;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw new ConfigError(`base URL "${baseUrl}" is not a URL`, {
+        hint: 'use e.g. https://gateway.example.com',
+      });
+    }
+    if ((req.token ?? true) && (token === undefined || token === '')) {
+      throw new ConfigError('no gateway token', {
+        hint: 'set GW_TOKEN, or run `gw login` / `gw config set token --token-stdin`',
+      });
+    }
+    this.redactor.add(token);
+    if (url.protocol === 'http:' && !isLoopback(url.hostname) && token !== undefined) {
+      this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
+    }
+    const { GatewayClient } = await import('../client/gateway-client.js');
+    const client = new GatewayClient({
+      baseUrl,
+      token,
+      timeoutMs: s.timeoutMs,
+      validate: req.validate ?? this.globals.validate,
+      userAgent: 'gw/0.1',
+      onExchange: this.globals.verbose
+        ? (x) =>
+            this.out.verbose(
+              `${x.method} ${x.path} ${x.status ?? 'ERR'} ${x.ms}ms${x.requestId ? ` request-id ${x.requestId}` : ''}${x.attempt > 0 ? ` (retry ${x.attempt})` : ''}${x.error ? ` ${x.error}` : ''}`,
+            )
+        : undefined,
+    });
+    this.#clients.push(client);
+    return client;
+  }
+
+  /** The profile store (conf), for commands that write settings. */
+  async config(): Promise<ConfigStore> {
+    const { ConfigStore } = await import('../core/config.js');
+    return ConfigStore.open(this.io.env);
+  }
+
+  /** The journal of created tasks and assets. */
+  journal(): Journal {
+    return new Journal(stateDir(this.io.env));
+  }
+
+  /** @inquirer/prompts, loaded on first use, bound to this context's streams. */
+  async prompts(): Promise<Prompts> {
+    return import('@inquirer/prompts');
+  }
+
+  /** Closes every client this context opened. */
+  async close(): Promise<void> {
+    await Promise.all(this.#clients.map((c) => c.close()));
+  }
+}
+
+/** A command handler: receives the context and commander's arguments; returns the exit code (default 0). */
+export type Handler<A extends unknown[]> = (ctx: Context, ...args: A) => Promise<number | void>;
+
+/** Shared by every command factory: builds the context and reports the exit code back to main(). */
+export interface Runtime {
+  io: Io;
+  /** Wraps a handler as a commander action. */
+  action<A extends unknown[]>(handler: Handler<A>): (...args: unknown[]) => Promise<void>;
+}
+
+/** Creates the runtime for one main() call. */
+export function createRuntime(
+  io: Io,
+  signal: AbortSignal,
+  hooks: { onContext: (ctx: Context) => void; onExit: (code: number) => void },
+): Runtime {
+  return {
+    io,
+    action<A extends unknown[]>(handler: Handler<A>) {
+      return async (...args: unknown[]) => {
+        const cmd = args[args.length - 1] as Command;
+        const globals = cmd.optsWithGlobals<GlobalOptions>();
+        const ctx = new Context(io, globals, signal);
+        hooks.onContext(ctx);
+        try {
+          const code = await handler(ctx, ...(args.slice(0, -1) as A));
+          hooks.onExit(code ?? 0);
+        } finally {
+          await ctx.close();
+        }
+      };
+    },
+  };
+}

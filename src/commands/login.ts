@@ -1,0 +1,50 @@
+import { Command } from 'commander';
+import { UsageError } from '../core/errors.js';
+import { readToken } from './config.js';
+import type { Runtime } from './context.js';
+
+/** `gw login`: ask for base URL and token, check them with GET /v1/models, save a profile. */
+export default function loginCommand(rt: Runtime): Command {
+  return new Command('login')
+    .description('save a profile: asks for base URL and token, checks them with GET /v1/models')
+    .option('--token-stdin', 'read the token from standard input (non-interactive login)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  gw login\n  printf %s "$TOKEN" | gw login --base-url https://gw.example.com --token-stdin\n  gw --profile staging login',
+    )
+    .action(
+      rt.action(async (ctx, opts: { tokenStdin?: boolean }) => {
+        const store = await ctx.config();
+        const profileName = ctx.globals.profile ?? (ctx.io.env.GW_PROFILE || undefined) ?? store.current;
+        const existing = store.profile(profileName);
+        let baseUrl = ctx.globals.baseUrl;
+        if (!ctx.interactive && (baseUrl === undefined || opts.tokenStdin !== true)) {
+          throw new UsageError(
+            'login: no terminal to ask on; log in non-interactively with\n  printf %s "$TOKEN" | gw login --base-url <url> --token-stdin\nor set GW_BASE_URL and GW_TOKEN',
+            { field: 'login' },
+          );
+        }
+        if (baseUrl === undefined) {
+          const { input } = await ctx.prompts();
+          baseUrl = await input(
+            {
+              message: 'Gateway base URL (without /v1)',
+              ...(existing.baseUrl !== undefined ? { default: existing.baseUrl } : {}),
+              validate: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? true : 'enter an http(s) URL'),
+            },
+            { input: ctx.io.stdin, output: ctx.io.stderr },
+          );
+        }
+        baseUrl = baseUrl.trim().replace(/\/+$/, '').replace(/\/v1$/, '');
+        const token = await readToken(ctx, opts.tokenStdin === true);
+        const models = await import('../client/resources/models.js');
+        const client = await ctx.client({ baseUrl, tokenValue: token });
+        const res = await models.list(client, { signal: ctx.signal });
+        store.saveProfile(profileName, { ...existing, baseUrl, token });
+        store.use(profileName);
+        ctx.out.note(
+          `logged in: profile "${profileName}" sees ${res.data.data.length} models (saved to ${store.path})`,
+        );
+      }),
+    );
+}

@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import type { Runtime } from './context.js';
+
+/** A top-level command group, loaded only when it runs (so `gw --help` stays cheap). */
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load: () => Promise<{ default: (rt: Runtime) => Command }>;
+}
+
+/** Every top-level command of CLI.md, in the order `gw --help` lists them. */
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'probe',
+    summary: 'run the acceptance checklist against a gateway (or --sim)',
+    load: () => import('./probe.js'),
+  },
+  { name: 'models', summary: 'list the models visible to the token', load: () => import('./models.js') },
+  { name: 'chat', summary: 'chat completion (streams on a TTY)', load: () => import('./chat.js') },
+  { name: 'responses', summary: 'responses call (input_text parts)', load: () => import('./responses.js') },
+  {
+    name: 'messages',
+    summary: 'messages-style call (--max-tokens required)',
+    load: () => import('./messages.js'),
+  },
+  { name: 'embed', summary: 'embeddings: index, dimensions, first values', load: () => import('./embed.js') },
+  { name: 'image', summary: 'image generate | edit', load: () => import('./image/index.js') },
+  {
+    name: 'video',
+    summary: 'async videos: create | get | wait | download',
+    load: () => import('./video/index.js'),
+  },
+  {
+    name: 'alpha',
+    summary: 'first video family: i2v (image-to-video)',
+    load: () => import('./alpha/index.js'),
+  },
+  { name: 'beta', summary: 'second video family: task … | asset …', load: () => import('./beta/index.js') },
+  {
+    name: 'history',
+    summary: 'tasks and assets this machine created (the journal)',
+    load: () => import('./history.js'),
+  },
+  {
+    name: 'sim',
+    summary: 'run a local gateway simulator that follows the contract',
+    load: () => import('./sim.js'),
+  },
+  { name: 'config', summary: 'profiles: set | get | list | use | unset', load: () => import('./config.js') },
+  {
+    name: 'login',
+    summary: 'save a profile interactively (checks GET /v1/models)',
+    load: () => import('./login.js'),
+  },
+  {
+    name: 'completion',
+    summary: 'print a shell completion script (bash|zsh|fish)',
+    load: () => import('./completion.js'),
+  },
+];

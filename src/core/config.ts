@@ -1,0 +1,169 @@
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Conf from 'conf';
+import { UsageError } from './errors.js';
+import { configDir } from './paths.js';
+
+/** Settings the probe reads from a profile (`gw config set probe.chatModel …`). */
+export interface ProbeSettings {
+  models?: string[];
+  chatModel?: string;
+  responsesModel?: string;
+  messagesModel?: string;
+  videoModel?: string;
+  embeddingModel?: string;
+}
+
+/** One named profile. */
+export interface Profile {
+  baseUrl?: string;
+  token?: string;
+  timeout?: string;
+  probe?: ProbeSettings;
+}
+
+interface ConfigShape {
+  current?: string;
+  profiles: Record<string, Profile>;
+}
+
+/** Keys `gw config set|get|unset` accept. */
+export const CONFIG_KEYS = [
+  'baseUrl',
+  'token',
+  'timeout',
+  'probe.models',
+  'probe.chatModel',
+  'probe.responsesModel',
+  'probe.messagesModel',
+  'probe.videoModel',
+  'probe.embeddingModel',
+] as const;
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+
+/** Checks that `key` is one gw knows. */
+export function assertConfigKey(key: string): asserts key is ConfigKey {
+  if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
+    throw new UsageError(`key: "${key}" is not a setting (one of: ${CONFIG_KEYS.join(', ')})`, {
+      field: 'key',
+    });
+  }
+}
+
+/**
+ * Profiles stored with conf, file mode 0600 (the token is a secret). conf is loaded only when a command needs
+ * a profile, so `gw --help` and env-only runs do not pay for it.
+ */
+export class ConfigStore {
+  private constructor(private readonly conf: Conf<ConfigShape>) {}
+
+  /** Opens (or creates) the config file. */
+  static async open(env: Record<string, string | undefined>): Promise<ConfigStore> {
+    const { default: Conf } = await import('conf');
+    const conf = new Conf<ConfigShape>({
+      projectName: 'gw',
+      projectSuffix: '',
+      configName: 'config',
+      configFileMode: 0o600,
+      defaults: { profiles: {} },
+      cwd: configDir(env),
+    });
+    return new ConfigStore(conf);
+  }
+
+  /** The config file path. */
+  get path(): string {
+    return this.conf.path;
+  }
+
+  /** The profile `gw config use` selected (default: `default`). */
+  get current(): string {
+    return this.conf.get('current') ?? 'default';
+  }
+
+  /** All profiles by name. */
+  get profiles(): Record<string, Profile> {
+    return this.conf.get('profiles');
+  }
+
+  /** One profile (empty when absent). */
+  profile(name: string): Profile {
+    return this.profiles[name] ?? {};
+  }
+
+  /** Sets a key in a profile. */
+  set(profile: string, key: ConfigKey, value: string): void {
+    const p: Profile = structuredClone(this.profile(profile));
+    if (key.startsWith('probe.')) {
+      const sub = key.slice('probe.'.length) as keyof ProbeSettings;
+      const probe: ProbeSettings = { ...p.probe };
+      if (sub === 'models')
+        probe.models = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+      else probe[sub] = value;
+      p.probe = probe;
+    } else {
+      p[key as 'baseUrl' | 'token' | 'timeout'] = value;
+    }
+    this.#save(profile, p);
+  }
+
+  /** Removes a key from a profile. */
+  unset(profile: string, key: ConfigKey): void {
+    const p: Profile = structuredClone(this.profile(profile));
+    if (key.startsWith('probe.')) {
+      if (p.probe) delete p.probe[key.slice('probe.'.length) as keyof ProbeSettings];
+    } else {
+      delete p[key as 'baseUrl' | 'token' | 'timeout'];
+    }
+    this.#save(profile, p);
+  }
+
+  /** Reads a key of a profile as text. */
+  get(profile: string, key: ConfigKey): string | undefined {
+    const p = this.profile(profile);
+    if (key.startsWith('probe.')) {
+      const v = p.probe?.[key.slice('probe.'.length) as keyof ProbeSettings];
+      return Array.isArray(v) ? v.join(',') : v;
+    }
+    return p[key as 'baseUrl' | 'token' | 'timeout'];
+  }
+
+  /** Selects the current profile. */
+  use(profile: string): void {
+    this.conf.set('current', profile);
+    this.#fixMode();
+  }
+
+  /** Replaces a whole profile (used by `gw login`). */
+  saveProfile(profile: string, p: Profile): void {
+    this.#save(profile, p);
+  }
+
+  #save(name: string, p: Profile): void {
+    this.conf.set('profiles', { ...this.profiles, [name]: p });
+    this.#fixMode();
+  }
+
+  // conf applies the mode when it creates the file; make sure an older file is tightened too.
+  #fixMode(): void {
+    if (existsSync(this.path)) chmodSync(this.path, 0o600);
+  }
+}
+
+/** Reads the profiles without loading conf (the fast path every command takes). */
+export function readConfigFile(env: Record<string, string | undefined>): {
+  current: string;
+  profiles: Record<string, Profile>;
+} {
+  try {
+    const data = JSON.parse(
+      readFileSync(join(configDir(env), 'config.json'), 'utf8'),
+    ) as Partial<ConfigShape>;
+    return { current: data.current ?? 'default', profiles: data.profiles ?? {} };
+  } catch {
+    return { current: 'default', profiles: {} };
+  }
+}

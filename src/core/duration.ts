@@ -1,0 +1,33 @@
+import { UsageError } from './errors.js';
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses a duration as CLI.md writes it: `90` (seconds), `90s`, `15m`, `1h`, `500ms`, or a sum like `1m30s`.
+ * Returns milliseconds; throws a UsageError naming `field` for anything else.
+ */
+export function parseDuration(input: string, field = 'duration'): number {
+  const text = input.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let matched = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    total += Number(m[1]) * (UNITS[m[2] as string] as number);
+    matched = re.lastIndex;
+  }
+  if (text.length === 0 || matched !== text.length) {
+    throw new UsageError(`${field}: "${input}" is not a duration (use 90, 90s, 15m or 1h)`, { field });
+  }
+  return Math.round(total);
+}
+
+/** Formats milliseconds for people: `850ms`, `12.3s`, `4m05s`, `1h02m`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

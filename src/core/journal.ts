@@ -1,0 +1,125 @@
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+
+/** What kind of thing a journal entry records. */
+export type JournalKind = 'video' | 'alpha' | 'beta-task' | 'beta-asset';
+
+/** One created task or asset, as gw remembers it. Never holds the token. */
+export interface JournalEntry {
+  kind: JournalKind;
+  id: string;
+  model?: string | undefined;
+  createdAt: string;
+  requestId?: string | undefined;
+  profile?: string | undefined;
+  baseUrl?: string | undefined;
+  state?: string | undefined;
+  updatedAt?: string | undefined;
+  /** Extra facts (group id for assets, output file…). */
+  extra?: Record<string, unknown> | undefined;
+}
+
+type Line =
+  | ({ op: 'create' } & JournalEntry)
+  | {
+      op: 'update';
+      kind: JournalKind;
+      id: string;
+      state: string;
+      at: string;
+      extra?: Record<string, unknown>;
+    };
+
+/**
+ * An append-only JSON-lines journal of every task and asset this machine created. Each line is written and
+ * fsynced before the caller prints the id, so a crash right after creation never loses it. A damaged line
+ * (a crash mid-write) is skipped when reading.
+ */
+export class Journal {
+  readonly path: string;
+
+  constructor(dir: string) {
+    this.path = join(dir, 'journal.jsonl');
+    this.dir = dir;
+  }
+
+  private readonly dir: string;
+
+  /** Records a created task or asset (durably, before returning). */
+  record(entry: Omit<JournalEntry, 'createdAt'> & { createdAt?: string }): void {
+    this.#append({ op: 'create', createdAt: new Date().toISOString(), ...entry });
+  }
+
+  /** Records the last known state of a task or asset. */
+  update(kind: JournalKind, id: string, state: string, extra?: Record<string, unknown>): void {
+    this.#append({
+      op: 'update',
+      kind,
+      id,
+      state,
+      at: new Date().toISOString(),
+      ...(extra ? { extra } : {}),
+    });
+  }
+
+  /** All entries, oldest first, with updates folded in. */
+  list(): JournalEntry[] {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch {
+      return [];
+    }
+    const byKey = new Map<string, JournalEntry>();
+    for (const raw of text.split('\n')) {
+      if (raw.trim() === '') continue;
+      let line: Line;
+      try {
+        line = JSON.parse(raw) as Line;
+      } catch {
+        continue; // a line cut by a crash
+      }
+      const key = `${line.kind}:${line.id}`;
+      if (line.op === 'create') {
+        const { op: _op, ...entry } = line;
+        byKey.set(key, { ...byKey.get(key), ...entry });
+      } else if (line.op === 'update') {
+        const e = byKey.get(key);
+        if (e) {
+          e.state = line.state;
+          e.updatedAt = line.at;
+          if (line.extra) e.extra = { ...e.extra, ...line.extra };
+        }
+      }
+    }
+    return [...byKey.values()];
+  }
+
+  #append(line: Line): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const fd = openSync(this.path, 'a+', 0o600);
+    try {
+      // Start on a fresh line even if a previous writer crashed mid-line.
+      const size = fstatSync(fd).size;
+      let lead = '';
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        readSync(fd, last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) lead = '\n';
+      }
+      writeSync(fd, `${lead}${JSON.stringify(line)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { backoffDelay, sleep as realSleep } from '../client/backoff.js';
+import { ConnectionError, GatewayError } from '../client/errors.js';
+import { InterruptedError, TimeoutError } from './errors.js';
+
+/** How to follow a task until it ends. */
+export interface PollOptions<T> {
+  /** Fetches the current record. */
+  fetch: (signal: AbortSignal | undefined) => Promise<T>;
+  /** True when the record is in a terminal state. */
+  done: (record: T) => boolean;
+  /** Exponential schedule: first delay, cap. Ignored when `steps` is given. */
+  initialMs?: number;
+  maxMs?: number;
+  /** A fixed schedule (e.g. beta assets: 2, 5, 10, 20 s), its last step repeated. */
+  steps?: readonly number[];
+  /** Overall limit; past it a TimeoutError (exit 4) is thrown. */
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** Called after every successful fetch. */
+  onUpdate?: (record: T, elapsedMs: number) => void;
+  /** Called when a transient error is absorbed (429, 5xx, dropped connection). */
+  onTransient?: (error: Error, waitMs: number) => void;
+  /** Consecutive transient errors tolerated before giving up. */
+  maxTransient?: number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+}
+
+function transient(e: unknown): boolean {
+  if (e instanceof ConnectionError) return true;
+  return e instanceof GatewayError && (e.status === 408 || e.status === 429 || e.status >= 500);
+}
+
+/**
+ * Polls until `done`, with capped exponential backoff and jitter (or a fixed step schedule), honouring
+ * Retry-After on 429/503 answers, absorbing a bounded number of transient errors, and stopping with a
+ * TimeoutError or InterruptedError that the caller decorates with the resume command.
+ */
+export async function poll<T>(o: PollOptions<T>): Promise<T> {
+  const now = o.now ?? Date.now;
+  const sleep = o.sleep ?? realSleep;
+  const started = now();
+  const deadline = o.timeoutMs !== undefined ? started + o.timeoutMs : Infinity;
+  let attempt = 0;
+  let failures = 0;
+  for (;;) {
+    if (o.signal?.aborted) throw new InterruptedError();
+    let wait: number;
+    try {
+      const record = await o.fetch(o.signal);
+      failures = 0;
+      o.onUpdate?.(record, now() - started);
+      if (o.done(record)) return record;
+      wait = nextDelay(o, attempt++);
+    } catch (e) {
+      if (!transient(e) || ++failures > (o.maxTransient ?? 5)) throw e;
+      const retryAfter = e instanceof GatewayError ? e.retryAfterMs : undefined;
+      wait = retryAfter ?? nextDelay(o, attempt++);
+      o.onTransient?.(e as Error, wait);
+    }
+    const left = deadline - now();
+    if (left <= 0) throw new TimeoutError(`still running after ${Math.round((now() - started) / 1000)}s`);
+    try {
+      await sleep(Math.min(wait, left), o.signal);
+    } catch {
+      throw new InterruptedError();
+    }
+    if (now() >= deadline) {
+      // One last look, so a task that finished during the final sleep is not reported as a timeout.
+      const record = await o.fetch(o.signal);
+      o.onUpdate?.(record, now() - started);
+      if (o.done(record)) return record;
+      throw new TimeoutError(`still running after ${Math.round((now() - started) / 1000)}s`);
+    }
+  }
+}
+
+function nextDelay<T>(o: PollOptions<T>, attempt: number): number {
+  if (o.steps !== undefined && o.steps.length > 0) {
+    return o.steps[Math.min(attempt, o.steps.length - 1)] as number;
+  }
+  return backoffDelay(attempt, {
+    initialMs: o.initialMs ?? 2000,
+    maxMs: o.maxMs ?? 30_000,
+    random: o.random ?? Math.random,
+  });
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+    env: { NO_COLOR: '1', GW_TOKEN: '', GW_BASE_URL: '', GW_PROFILE: '' },
+  },
+});
