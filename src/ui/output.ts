@@ -59,9 +59,10 @@ export class Output {
   /** A cli-table3 table on stdout (loaded only when a table is printed). */
   async table(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>): Promise<void> {
     const { default: Table } = await import('cli-table3');
+    const color = this.opts.color && this.io.stdout.isTTY === true;
     const t = new Table({
       head: [...head],
-      style: this.opts.color ? {} : { head: [], border: [] },
+      style: color ? { compact: true } : { head: [], border: [], compact: true },
       wordWrap: false,
     });
     for (const r of rows) t.push(r.map((c) => (c === undefined || c === null ? '' : String(c))));

@@ -1,0 +1,137 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FaultRule } from './config.js';
+
+/** A file the CDN serves: fixed bytes, or `size` deterministic bytes generated on the fly (the 1 GiB bench). */
+export interface CdnObject {
+  bytes?: Buffer;
+  size?: number;
+  contentType: string;
+  /** Unix ms after which the URL is refused (403, like an expired presigned URL). */
+  expiresAt: number;
+}
+
+/** Deterministic filler byte at offset `i` (lets tests compare exact bytes without holding them). */
+export function fillerByte(i: number): number {
+  return (i * 31 + 7) & 0xff;
+}
+
+function filler(start: number, end: number): Buffer {
+  const b = Buffer.allocUnsafe(end - start);
+  for (let i = 0; i < b.length; i++) b[i] = fillerByte(start + i);
+  return b;
+}
+
+/**
+ * The simulator's second origin: result files live here, behind unguessable paths, with Content-Length and
+ * Range support. It takes no token (a redirect from the gateway arrives without Authorization, as it should),
+ * and records the Authorization header it saw so tests can prove none leaked.
+ */
+export class Cdn {
+  readonly objects = new Map<string, CdnObject>();
+  /** Authorization headers received (must stay empty). */
+  readonly authorizationSeen: string[] = [];
+  /** Requests received: method, path, range. */
+  readonly requests: Array<{ method: string; path: string; range: string | undefined }> = [];
+  faults: () => FaultRule[] = () => [];
+  #server: Server | undefined;
+  baseUrl = '';
+  #counter = 0;
+
+  constructor(private readonly now: () => number) {}
+
+  /** Publishes an object and returns its URL. */
+  publish(obj: CdnObject, name = 'video.mp4'): string {
+    const key = `/files/${(++this.#counter).toString(36)}-${Math.random().toString(36).slice(2, 10)}/${name}`;
+    this.objects.set(key, obj);
+    return this.baseUrl + key;
+  }
+
+  /** Starts listening. */
+  async listen(host: string, port: number): Promise<void> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0] as string;
+      const range = req.headers.range;
+      this.requests.push({ method: req.method ?? 'GET', path, range });
+      if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);
+      const faults = this.faults();
+      if (faults.some((f) => f.kind === 'redirect-loop')) {
+        res.writeHead(302, { location: this.baseUrl + path });
+        res.end();
+        return;
+      }
+      const obj = this.objects.get(path);
+      if (obj === undefined) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        return;
+      }
+      if (this.now() > obj.expiresAt) {
+        res
+          .writeHead(403, { 'content-type': 'application/xml' })
+          .end('<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+        return;
+      }
+      const size = obj.bytes?.length ?? obj.size ?? 0;
+      let start = 0;
+      let end = size;
+      let status = 200;
+      const headers: Record<string, string | number> = {
+        'content-type': obj.contentType,
+        'accept-ranges': 'bytes',
+      };
+      const m = range !== undefined ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
+      if (m) {
+        start = Number(m[1]);
+        end = m[2] !== '' ? Math.min(size, Number(m[2]) + 1) : size;
+        if (start >= size) {
+          res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+          return;
+        }
+        status = 206;
+        headers['content-range'] = `bytes ${start}-${end - 1}/${size}`;
+      }
+      headers['content-length'] = end - start;
+      res.writeHead(status, headers);
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
+      const drop = faults.find((f) => f.kind === 'drop');
+      const stopAt = drop ? Math.min(end, start + (drop.after ?? Math.floor((end - start) / 2))) : end;
+      if (obj.bytes) {
+        res.write(obj.bytes.subarray(start, stopAt));
+        if (drop) res.socket?.destroy();
+        else res.end();
+        return;
+      }
+      // Generated content, written in 256 KiB slices with backpressure.
+      let pos = start;
+      const pump = (): void => {
+        while (pos < stopAt) {
+          const next = Math.min(stopAt, pos + 262_144);
+          const ok = res.write(filler(pos, next));
+          pos = next;
+          if (!ok) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        if (drop) res.socket?.destroy();
+        else res.end();
+      };
+      pump();
+    });
+    this.#server = server;
+    await new Promise<void>((resolve) => server.listen(port, host, resolve));
+    const a = server.address() as AddressInfo;
+    this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${a.port}`;
+  }
+
+  /** Stops listening and drops open connections. */
+  async close(): Promise<void> {
+    const s = this.#server;
+    if (!s) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+}

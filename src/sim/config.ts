@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+
+/** One token the simulator accepts: its tenant and the models it sees (`"*"` = all). */
+export interface SimToken {
+  tenant: string;
+  models: '*' | string[];
+}
+
+/** Fault kinds (src/sim/README.md). */
+export type FaultKind =
+  | 'latency' // wait `ms` before answering
+  | 'status' // answer `status` with a common error body (and Retry-After when `retryAfter` is set)
+  | 'html502' // a proxy's HTML 502 page
+  | 'malformed' // 200 with a body that is not JSON
+  | 'drop' // destroy the connection after `after` bytes (responses) or events (streams)
+  | 'burst' // streams: deliver every event in one write, at the end
+  | 'slow' // never finish: dribble one byte every `ms`
+  | 'no-request-id' // omit X-Gateway-Request-Id
+  | 'redirect-loop'; // CDN/content: redirect to itself forever
+
+/** A fault applied to matching requests. */
+export interface FaultRule {
+  /** `METHOD /route/:pattern` as registered, e.g. `POST /v1/chat/completions`, or `*`. */
+  route: string;
+  kind: FaultKind;
+  status?: number;
+  retryAfter?: number;
+  ms?: number;
+  after?: number;
+  /** How many requests it hits (default: all). */
+  times?: number;
+  /** Probability per request in [0,1] (seeded, deterministic). Default 1. */
+  probability?: number;
+}
+
+/** Timings of the state machines, in milliseconds. */
+export interface SimTimings {
+  /** Video: queued → in_progress, in_progress → completed. */
+  videoQueuedMs: number;
+  videoRunningMs: number;
+  /** Beta task: queued → running, running → succeeded. */
+  betaQueuedMs: number;
+  betaRunningMs: number;
+  /** Asset: Processing → Active/Failed. */
+  assetProcessingMs: number;
+  /** Delay between stream events (per token). */
+  streamDelayMs: number;
+  /** Lifetime of result URLs. */
+  resultTtlMs: number;
+}
+
+/** Simulator configuration (`gw sim --config <file>` takes the same shape as JSON). */
+export interface SimConfig {
+  host: string;
+  port: number;
+  /** Port of the CDN origin (0 = ephemeral). */
+  cdnPort: number;
+  tokens: Record<string, SimToken>;
+  timings: SimTimings;
+  faults: FaultRule[];
+  /** Video terminal success word: `completed` (default) or `success` (common.md §3: clients accept both). */
+  videoSuccessState: 'completed' | 'success';
+  /** Size in bytes of the video the CDN serves (default: the real small MP4 fixture). */
+  videoBytes?: number;
+  /** Chunks in a streamed chat answer (bench uses 50 000). */
+  streamChunks?: number;
+  seed: number;
+}
+
+/** The default token: sees every model, tenant `default`. Printed by `gw sim` at start. */
+export const DEFAULT_SIM_TOKEN = 'sk-sim-local-0000';
+
+/** Defaults that make a demo look real and still finish in seconds. */
+export function defaultSimConfig(): SimConfig {
+  return {
+    host: '127.0.0.1',
+    port: 0,
+    cdnPort: 0,
+    tokens: { [DEFAULT_SIM_TOKEN]: { tenant: 'default', models: '*' } },
+    timings: {
+      videoQueuedMs: 400,
+      videoRunningMs: 1200,
+      betaQueuedMs: 400,
+      betaRunningMs: 1200,
+      assetProcessingMs: 800,
+      streamDelayMs: 15,
+      resultTtlMs: 24 * 3600 * 1000,
+    },
+    faults: [],
+    videoSuccessState: 'completed',
+    seed: 1,
+  };
+}
+
+/** Partial config as accepted from files and tests. */
+export type SimConfigInput = Partial<Omit<SimConfig, 'timings'>> & { timings?: Partial<SimTimings> };
+
+/** Merges partial settings over the defaults. */
+export function resolveSimConfig(input: SimConfigInput = {}): SimConfig {
+  const d = defaultSimConfig();
+  return {
+    ...d,
+    ...input,
+    tokens: input.tokens ?? d.tokens,
+    timings: { ...d.timings, ...input.timings },
+    faults: input.faults ?? [],
+  };
+}
+
+/** Reads a JSON config file. */
+export function loadSimConfigFile(path: string): SimConfigInput {
+  return JSON.parse(readFileSync(path, 'utf8')) as SimConfigInput;
+}

@@ -1,0 +1,187 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FaultRule } from './config.js';
+
+/** The error envelope a route family answers with. */
+export type ErrorShape = 'common' | 'beta-task' | 'asset' | 'alpha';
+
+/** A parsed request as routes see it. */
+export interface SimRequest {
+  method: string;
+  path: string;
+  /** The registered route pattern, e.g. `GET /v1/videos/:id` (faults match on it). */
+  route: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  rawBody: Buffer;
+  /** Parsed JSON body; `undefined` when empty; the symbol INVALID_JSON when it did not parse. */
+  body: unknown;
+  token: string;
+  tenant: string;
+  /** Models this token sees. */
+  canSee(model: string): boolean;
+  requestId: string;
+}
+
+/** Marks a body that is not valid JSON. */
+export const INVALID_JSON: unique symbol = Symbol('invalid-json');
+
+/** One server-sent event to write. */
+export interface SseOut {
+  event?: string;
+  data: string;
+}
+
+/** Helpers to answer; all of them add X-Gateway-Request-Id and apply the request's faults. */
+export class SimReply {
+  sent = false;
+  constructor(
+    readonly req: SimRequest,
+    readonly res: ServerResponse,
+    readonly faults: FaultRule[],
+    readonly streamDelayMs: number,
+  ) {}
+
+  #has(kind: FaultRule['kind']): FaultRule | undefined {
+    return this.faults.find((f) => f.kind === kind);
+  }
+
+  #headers(extra: Record<string, string | number> = {}): Record<string, string | number> {
+    const h: Record<string, string | number> = { ...extra };
+    if (!this.#has('no-request-id')) h['x-gateway-request-id'] = this.req.requestId;
+    return h;
+  }
+
+  /** Sends a JSON body. */
+  json(status: number, body: unknown, headers: Record<string, string | number> = {}): void {
+    this.send(status, Buffer.from(JSON.stringify(body)), { 'content-type': 'application/json', ...headers });
+  }
+
+  /** Sends bytes, applying drop/slow faults. */
+  send(status: number, body: Buffer, headers: Record<string, string | number> = {}): void {
+    this.sent = true;
+    const drop = this.#has('drop');
+    this.res.writeHead(status, this.#headers({ 'content-length': body.length, ...headers }));
+    if (drop) {
+      this.res.write(body.subarray(0, Math.min(drop.after ?? Math.floor(body.length / 2), body.length)));
+      this.res.socket?.destroy();
+      return;
+    }
+    this.res.end(body);
+  }
+
+  /** An error in the family's documented shape. `message` gets the request id appended (common.md §2.4). */
+  error(
+    status: number,
+    code: string,
+    message: string,
+    shape: ErrorShape = 'common',
+    extra: { type?: string; param?: string; headers?: Record<string, string | number> } = {},
+  ): void {
+    const rid = this.req.requestId;
+    let body: unknown;
+    switch (shape) {
+      case 'common':
+        body = {
+          error: {
+            message: `${message} (${rid})`,
+            type:
+              extra.type ??
+              (status === 401
+                ? 'authentication_error'
+                : status >= 500
+                  ? 'server_error'
+                  : 'invalid_request_error'),
+            code,
+            param: extra.param ?? null,
+            request_id: rid,
+          },
+        };
+        break;
+      case 'beta-task':
+        body = {
+          error: {
+            code,
+            message: `${message} Request id: ${rid}`,
+            param: extra.param ?? '',
+            type:
+              extra.type ??
+              (status === 409
+                ? 'Conflict'
+                : status === 404
+                  ? 'NotFound'
+                  : status >= 500
+                    ? 'ServerError'
+                    : 'BadRequest'),
+          },
+        };
+        break;
+      case 'asset':
+        body = {
+          ResponseMetadata: {
+            RequestId: rid,
+            Action: this.req.query.get('Action') ?? '',
+            Version: this.req.query.get('Version') ?? '',
+            Service: 'ark',
+            Region: 'ap-southeast-1',
+            Error: { Code: code, Message: message },
+          },
+        };
+        break;
+      case 'alpha':
+        body = { code: Number(code) || 1200, message, request_id: rid };
+        break;
+    }
+    this.json(status, body, extra.headers ?? {});
+  }
+
+  /**
+   * Streams server-sent events with the configured per-event delay. Faults: `burst` delivers all events in one
+   * write at the end; `drop` cuts the connection after `after` events; `slow` stalls forever after the first.
+   */
+  async sse(events: AsyncIterable<SseOut> | Iterable<SseOut>, signal: AbortSignal): Promise<void> {
+    this.sent = true;
+    this.res.writeHead(
+      200,
+      this.#headers({
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      }),
+    );
+    const burst = this.#has('burst');
+    const drop = this.#has('drop');
+    const slow = this.#has('slow');
+    const delay = this.#has('latency')?.ms ?? this.streamDelayMs;
+    let buffered = '';
+    let n = 0;
+    for await (const e of events) {
+      if (signal.aborted || this.res.destroyed) return;
+      const frame = `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${e.data}\n\n`;
+      if (drop && n >= (drop.after ?? 2)) {
+        this.res.socket?.destroy();
+        return;
+      }
+      if (burst) buffered += frame;
+      else {
+        if (!this.res.write(frame)) await new Promise((r) => this.res.once('drain', r));
+        if (slow && n >= 0) {
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          return;
+        }
+        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      }
+      n++;
+    }
+    this.res.end(buffered);
+  }
+}
+
+/** Reads a whole request body. */
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of req) parts.push(c as Buffer);
+  return Buffer.concat(parts);
+}

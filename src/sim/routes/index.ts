@@ -1,0 +1,7 @@
+import type { Sim } from '../server.js';
+import { registerModelRoutes } from './models.js';
+
+/** Registers every route family. Each family lives in its own module. */
+export function registerAllRoutes(sim: Sim): void {
+  registerModelRoutes(sim);
+}

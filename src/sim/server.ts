@@ -1,0 +1,277 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Cdn } from './cdn.js';
+import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
+import { INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { Router } from './router.js';
+import { registerAllRoutes } from './routes/index.js';
+
+/** One request as the simulator received it (tests assert on this log: e.g. "nothing was sent"). */
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+  requestId: string;
+  status?: number;
+}
+
+/** Options of startSim: the config shape plus a clock for tests. */
+export type StartSimOptions = SimConfigInput & { now?: () => number };
+
+/** A running simulator. */
+export interface SimHandle {
+  baseUrl: string;
+  cdnUrl: string;
+  requests: LoggedRequest[];
+  sim: Sim;
+  close(): Promise<void>;
+}
+
+/** Seeded PRNG (mulberry32): faults and generated ids are deterministic for a given seed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The simulator's shared state: config, clock, random source, CDN, and one store per route family. */
+export class Sim {
+  readonly router = new Router();
+  readonly requests: LoggedRequest[] = [];
+  readonly cdn: Cdn;
+  readonly random: () => number;
+  readonly now: () => number;
+  readonly #stores = new Map<string, unknown>();
+  readonly #faultHits = new Map<FaultRule, number>();
+  #requestCounter = 0;
+
+  constructor(
+    readonly config: SimConfig,
+    now: () => number = Date.now,
+  ) {
+    this.now = now;
+    this.random = rng(config.seed);
+    this.cdn = new Cdn(now);
+    this.cdn.faults = () => this.faultsFor('GET /cdn');
+  }
+
+  /** A family's state, created on first use. */
+  store<T>(key: string, init: () => T): T {
+    if (!this.#stores.has(key)) this.#stores.set(key, init());
+    return this.#stores.get(key) as T;
+  }
+
+  /** Adds a fault at run time (tests). */
+  addFault(rule: FaultRule): void {
+    this.config.faults.push(rule);
+  }
+
+  /** Removes every fault. */
+  clearFaults(): void {
+    this.config.faults.length = 0;
+    this.#faultHits.clear();
+  }
+
+  /** The faults that apply to one request of `route` (consumes `times`). */
+  faultsFor(route: string): FaultRule[] {
+    const out: FaultRule[] = [];
+    for (const f of this.config.faults) {
+      if (f.route !== '*' && f.route !== route) continue;
+      const hits = this.#faultHits.get(f) ?? 0;
+      if (f.times !== undefined && hits >= f.times) continue;
+      if (f.probability !== undefined && this.random() >= f.probability) continue;
+      this.#faultHits.set(f, hits + 1);
+      out.push(f);
+    }
+    return out;
+  }
+
+  /** A new gateway request id. */
+  nextRequestId(): string {
+    return `req-sim-${(++this.#requestCounter).toString(36).padStart(6, '0')}`;
+  }
+
+  /** A random id with a prefix (`video_…`, `cgt-…`). */
+  id(prefix: string): string {
+    let s = '';
+    for (let i = 0; i < 16; i++) s += Math.floor(this.random() * 36).toString(36);
+    return `${prefix}${s}`;
+  }
+
+  /** Handles one HTTP request. */
+  async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const method = req.method ?? 'GET';
+    const raw = await readBody(req);
+    let body: unknown;
+    if (raw.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = INVALID_JSON;
+      }
+    }
+    const requestId = this.nextRequestId();
+    const logged: LoggedRequest = {
+      method,
+      path: url.pathname,
+      query: url.search,
+      headers: req.headers,
+      body,
+      requestId,
+    };
+    this.requests.push(logged);
+    res.on('finish', () => (logged.status = res.statusCode));
+
+    const m = this.router.match(method, url.pathname);
+    const auth = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+    const token = this.config.tokens[auth];
+    const routeKey = 'route' in m ? `${m.route.method} ${m.route.pattern}` : `${method} ${url.pathname}`;
+    const faults = this.faultsFor(routeKey);
+    const simReq: SimRequest = {
+      method,
+      path: url.pathname,
+      route: routeKey,
+      params: 'route' in m ? m.params : {},
+      query: url.searchParams,
+      headers: req.headers,
+      rawBody: raw,
+      body,
+      token: auth,
+      tenant: token?.tenant ?? '',
+      canSee: (model) => token !== undefined && (token.models === '*' || token.models.includes(model)),
+      requestId,
+    };
+    const reply = new SimReply(simReq, res, faults, this.config.timings.streamDelayMs);
+
+    const latency = faults.find((f) => f.kind === 'latency');
+    if (latency && !(req.headers.accept ?? '').includes('text/event-stream')) {
+      await new Promise((r) => setTimeout(r, latency.ms ?? 1000));
+    }
+    const shape =
+      'route' in m
+        ? m.route.shape
+        : url.pathname.startsWith('/beta/api')
+          ? 'beta-task'
+          : url.pathname.startsWith('/beta')
+            ? 'asset'
+            : url.pathname.startsWith('/alpha')
+              ? 'alpha'
+              : 'common';
+    if (!('route' in m)) {
+      reply.error(
+        m.methodMismatch ? 405 : 404,
+        m.methodMismatch ? 'method_not_allowed' : 'not_found',
+        `no route for ${method} ${url.pathname}`,
+        shape,
+      );
+      return;
+    }
+    if (m.route.auth && token === undefined) {
+      reply.error(
+        401,
+        shape === 'alpha' ? '1002' : shape === 'asset' ? 'AuthenticationError' : 'invalid_api_key',
+        auth === '' ? 'missing bearer token' : 'unknown token',
+        shape,
+        { type: 'authentication_error' },
+      );
+      return;
+    }
+    for (const f of faults) {
+      if (f.kind === 'status') {
+        const status = f.status ?? 500;
+        reply.error(
+          status,
+          status === 429 ? 'rate_limit_exceeded' : 'service_error',
+          status === 429 ? 'rate limited (simulated)' : 'upstream failure (simulated)',
+          shape,
+          {
+            headers: f.retryAfter !== undefined ? { 'retry-after': f.retryAfter } : {},
+          },
+        );
+        return;
+      }
+      if (f.kind === 'html502') {
+        reply.send(
+          502,
+          Buffer.from(
+            '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>',
+          ),
+          {
+            'content-type': 'text/html',
+          },
+        );
+        return;
+      }
+      if (f.kind === 'malformed') {
+        reply.send(200, Buffer.from('{"object": "list", "data": [ {"id": '), {
+          'content-type': 'application/json',
+        });
+        return;
+      }
+      if (f.kind === 'slow' && !(req.headers.accept ?? '').includes('text/event-stream')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-gateway-request-id': requestId });
+        const t = setInterval(() => res.write(' '), f.ms ?? 1000);
+        signal.addEventListener('abort', () => clearInterval(t), { once: true });
+        res.on('close', () => clearInterval(t));
+        return;
+      }
+    }
+    if (body === INVALID_JSON && method !== 'GET') {
+      reply.error(400, 'invalid_request', 'body is not valid JSON', shape);
+      return;
+    }
+    await m.route.handler(simReq, reply, signal);
+  }
+}
+
+/**
+ * Starts the simulator (gateway origin + CDN origin) on loopback. Port 0 picks free ports.
+ * Used by `gw sim`, `gw probe --sim` and the tests.
+ */
+export async function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
+  const { now, ...input } = options;
+  const config = resolveSimConfig(input);
+  const sim = new Sim(config, now);
+  await sim.cdn.listen(config.host, config.cdnPort);
+  registerAllRoutes(sim);
+  const ac = new AbortController();
+  const server: Server = createServer((req, res) => {
+    sim.handle(req, res, ac.signal).catch((e: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            error: { message: `simulator bug: ${String(e)}`, type: 'server_error', code: 'internal' },
+          }),
+        );
+      } else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const a = server.address() as AddressInfo;
+  const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${a.port}`;
+  return {
+    baseUrl,
+    cdnUrl: sim.cdn.baseUrl,
+    requests: sim.requests,
+    sim,
+    async close() {
+      ac.abort();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await sim.cdn.close();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { main } from '../../src/cli.js';
+
+/** What a gw run produced. */
+export interface GwResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** Options of a run. */
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  /** Pretend stdout/stderr/stdin are terminals (in-process only). */
+  tty?: boolean;
+  signal?: AbortSignal;
+  cwd?: string;
+}
+
+/** A fresh, isolated config + state directory pair. */
+export function isolatedDirs(): { GW_CONFIG_DIR: string; GW_STATE_DIR: string; HOME: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+  return { GW_CONFIG_DIR: join(dir, 'config'), GW_STATE_DIR: join(dir, 'state'), HOME: dir };
+}
+
+/** Runs gw in-process through main(), with captured streams. */
+export async function runGw(argv: string[], o: RunOptions = {}): Promise<GwResult> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const stdin = Readable.from(o.stdin !== undefined ? [Buffer.from(o.stdin)] : []);
+  if (o.tty) {
+    Object.assign(stdout, { isTTY: true, columns: 100 });
+    Object.assign(stderr, { isTTY: true, columns: 100 });
+    Object.assign(stdin, { isTTY: true });
+  }
+  const env = { NO_COLOR: '1', ...isolatedDirs(), ...o.env };
+  const exitCode = await main(argv, {
+    stdout,
+    stderr,
+    stdin,
+    env,
+    signal: o.signal ?? new AbortController().signal,
+  });
+  return { stdout: out, stderr: err, exitCode };
+}
+
+/** Path of the real launcher. */
+export const GW_BIN = resolve(import.meta.dirname, '../../bin/gw.js');
+
+/** Spawns the real `bin/gw` (no TTY, NO_COLOR=1). */
+export function spawnGw(
+  argv: string[],
+  o: RunOptions & { onSpawn?: (child: import('node:child_process').ChildProcess) => void } = {},
+): Promise<GwResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [GW_BIN, ...argv], {
+      env: { PATH: process.env.PATH, NO_COLOR: '1', ...isolatedDirs(), ...o.env } as NodeJS.ProcessEnv,
+      cwd: o.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code, sig) =>
+      resolvePromise({ stdout: out, stderr: err, exitCode: code ?? (sig === 'SIGINT' ? 130 : 1) }),
+    );
+    if (o.stdin !== undefined) child.stdin.end(o.stdin);
+    else child.stdin.end();
+    o.onSpawn?.(child);
+  });
+}
