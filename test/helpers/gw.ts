@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -59,11 +59,11 @@ export const GW_BIN = resolve(import.meta.dirname, '../../bin/gw.js');
 /** Spawns the real `bin/gw` (no TTY, NO_COLOR=1). */
 export function spawnGw(
   argv: string[],
-  o: RunOptions & { onSpawn?: (child: import('node:child_process').ChildProcess) => void } = {},
+  o: RunOptions & { onSpawn?: (child: ChildProcess) => void } = {},
 ): Promise<GwResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [GW_BIN, ...argv], {
-      env: { PATH: process.env.PATH, NO_COLOR: '1', ...isolatedDirs(), ...o.env } as NodeJS.ProcessEnv,
+      env: { PATH: process.env.PATH, NO_COLOR: '1', ...isolatedDirs(), ...o.env },
       cwd: o.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

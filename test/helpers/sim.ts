@@ -24,7 +24,7 @@ export async function useSim(
 ): Promise<SimHandle & { env: { GW_BASE_URL: string; GW_TOKEN: string } }> {
   const sim = await startSim({ port: 0, ...o, timings: { ...FAST, ...o.timings } });
   open.push(sim);
-  return { ...sim, close: sim.close, env: { GW_BASE_URL: sim.baseUrl, GW_TOKEN: DEFAULT_SIM_TOKEN } };
+  return Object.assign(sim, { env: { GW_BASE_URL: sim.baseUrl, GW_TOKEN: DEFAULT_SIM_TOKEN } });
 }
 
 /** Requests the simulator received, excluding nothing: "nothing was sent" means this is empty. */
