@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GatewayClient } from '../client/gateway-client.js';
+import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
 import { parseDuration } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
@@ -43,6 +43,8 @@ export interface ClientRequirements {
   baseUrl?: string;
   tokenValue?: string;
   validate?: boolean;
+  /** Also told of every exchange (the probe records each answer's request id); `--verbose` still prints. */
+  onExchange?: (x: Exchange) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -135,12 +137,15 @@ export class Context {
       timeoutMs: s.timeoutMs,
       validate: req.validate ?? this.globals.validate,
       userAgent: 'gw/0.1',
-      onExchange: this.globals.verbose
-        ? (x) =>
-            this.out.verbose(
-              `${x.method} ${x.path} ${x.status ?? 'ERR'} ${x.ms}ms${x.requestId ? ` request-id ${x.requestId}` : ''}${x.attempt > 0 ? ` (retry ${x.attempt})` : ''}${x.error ? ` ${x.error}` : ''}`,
-            )
-        : undefined,
+      onExchange:
+        this.globals.verbose || req.onExchange !== undefined
+          ? (x) => {
+              req.onExchange?.(x);
+              this.out.verbose(
+                `${x.method} ${x.path} ${x.status ?? 'ERR'} ${x.ms}ms${x.requestId ? ` request-id ${x.requestId}` : ''}${x.attempt > 0 ? ` (retry ${x.attempt})` : ''}${x.error ? ` ${x.error}` : ''}`,
+              );
+            }
+          : undefined,
     });
     this.#clients.push(client);
     return client;
