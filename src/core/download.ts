@@ -1,0 +1,291 @@
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { once } from 'node:events';
+import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import type { RawResult } from '../client/gateway-client.js';
+import { GatewayError } from '../client/errors.js';
+import { GwError, InterruptedError, UsageError, isAbortError } from './errors.js';
+
+/** How to fetch the bytes and where to put them. Works for any binary answer (video content, beta result URLs). */
+export interface DownloadOptions {
+  /**
+   * Opens the answer. `rangeStart` asks for the bytes from that offset (`Range: bytes=N-`); the server may
+   * answer 206 (resumed) or 200 (the whole file again, which restarts the download cleanly).
+   */
+  open: (rangeStart: number | undefined, signal: AbortSignal | undefined) => Promise<RawResult>;
+  /** Final path, or `-` for standard output. */
+  file: string;
+  /** Replace an existing final file (otherwise a UsageError, exit 2). */
+  force?: boolean | undefined;
+  /** Resume an existing `<file>.part` (default true). */
+  resume?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+  /** Called as bytes arrive: bytes so far (including a resumed part) and the total when known. */
+  onProgress?: ((bytes: number, total: number | undefined) => void) | undefined;
+  /** Where `-` writes (default process.stdout); never ended by the download. */
+  stdout?: Writable | undefined;
+}
+
+/** What was written. `path` is absolute, or `-` for standard output. */
+export interface DownloadResult {
+  path: string;
+  bytes: number;
+  sha256: string;
+  /** True when an existing `.part` was continued with a Range request. */
+  resumed: boolean;
+}
+
+function header(h: RawResult['headers'], name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Parses `Content-Range: bytes start-end/total`; total undefined for `*`. */
+export function parseContentRange(
+  value: string | undefined,
+): { start: number; end: number; total: number | undefined } | undefined {
+  const m = value !== undefined ? /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(value.trim()) : null;
+  if (!m) return undefined;
+  return { start: Number(m[1]), end: Number(m[2]), total: m[3] === '*' ? undefined : Number(m[3]) };
+}
+
+/** The path of the partial file kept for resuming. */
+export function partPath(file: string): string {
+  return `${resolve(file)}.part`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses to overwrite an existing final file without `force` (exit 2, before anything is sent). Commands call
+ * it early so a doomed download sends no request at all; `download()` calls it again.
+ */
+export async function checkTarget(file: string, force: boolean | undefined): Promise<void> {
+  if (file === '-' || force === true) return;
+  if (await exists(resolve(file))) {
+    throw new UsageError(`output: ${file} already exists; pass --force to overwrite it`, {
+      field: 'output',
+    });
+  }
+}
+
+/** Counts and hashes bytes on their way through, reporting progress. */
+function meter(hash: Hash, start: number, onChunk: (n: number) => void): Transform {
+  let n = start;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      n += chunk.length;
+      onChunk(n);
+      cb(null, chunk);
+    },
+  });
+}
+
+async function hashFile(path: string, hash: Hash): Promise<number> {
+  let n = 0;
+  for await (const chunk of createReadStream(path)) {
+    hash.update(chunk as Buffer);
+    n += (chunk as Buffer).length;
+  }
+  return n;
+}
+
+function incomplete(message: string, part: string | undefined, cause?: unknown): GwError {
+  return new GwError(message, {
+    code: 'download_incomplete',
+    cause,
+    hint:
+      part !== undefined
+        ? `nothing was written to the final path; the partial file ${part} is kept: run the same command again to resume`
+        : undefined,
+  });
+}
+
+function mapStreamError(e: unknown, signal: AbortSignal | undefined, part: string | undefined): unknown {
+  if (e instanceof GwError) {
+    if (e instanceof InterruptedError && part !== undefined && e.hint === undefined) {
+      return new InterruptedError('interrupted during download', {
+        hint: `the partial file ${part} is kept: run the same command again to resume`,
+      });
+    }
+    return e;
+  }
+  if (signal?.aborted === true || isAbortError(e)) {
+    return new InterruptedError('interrupted during download', {
+      hint:
+        part !== undefined
+          ? `the partial file ${part} is kept: run the same command again to resume`
+          : undefined,
+    });
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  const code = (e as { code?: unknown }).code;
+  return incomplete(
+    `the connection dropped during the download: ${msg}${typeof code === 'string' ? ` (${code})` : ''}`,
+    part,
+    e,
+  );
+}
+
+function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal !== undefined ? { signal } : {};
+}
+
+/** Expected total size of the file from the answer, when the server states it. */
+function expectedTotal(res: RawResult, offset: number): number | undefined {
+  if (res.status === 206) return parseContentRange(header(res.headers, 'content-range'))?.total;
+  const len = header(res.headers, 'content-length');
+  return len !== undefined && /^\d+$/.test(len) ? Number(len) + offset : undefined;
+}
+
+/**
+ * Copies `body` into `out` with backpressure (constant memory). Unlike pipeline(), a failing source does not
+ * destroy the file stream: every byte received is flushed to the part file so a later call can resume it.
+ * Returns the error that stopped the copy, if any.
+ */
+async function drainInto(
+  body: Readable,
+  out: Writable,
+  onChunk: (chunk: Buffer) => void,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
+  let failure: unknown;
+  let outError: unknown;
+  out.on('error', (e) => (outError ??= e));
+  if (signal !== undefined) addAbortSignal(signal, body);
+  try {
+    for await (const chunk of body) {
+      if (outError !== undefined) throw outError;
+      onChunk(chunk as Buffer);
+      if (!out.write(chunk)) await once(out, 'drain');
+    }
+  } catch (e) {
+    failure = e;
+    body.destroy();
+  }
+  out.end();
+  try {
+    await finished(out);
+  } catch (e) {
+    failure ??= e;
+  }
+  return failure ?? outError;
+}
+
+async function toStdout(o: DownloadOptions): Promise<DownloadResult> {
+  const res = await o.open(undefined, o.signal);
+  const total = expectedTotal(res, 0);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  try {
+    await pipeline(
+      res.body,
+      meter(hash, 0, (n) => {
+        bytes = n;
+        o.onProgress?.(n, total);
+      }),
+      o.stdout ?? process.stdout,
+      { end: false, ...signalOption(o.signal) },
+    );
+  } catch (e) {
+    throw mapStreamError(e, o.signal, undefined);
+  }
+  if (total !== undefined && bytes !== total) {
+    throw incomplete(`incomplete download: received ${bytes} of ${total} bytes`, undefined);
+  }
+  return { path: '-', bytes, sha256: hash.digest('hex'), resumed: false };
+}
+
+/**
+ * Downloads atomically and resumably: streams to `<file>.part` in constant memory, continues an existing part
+ * with `Range: bytes=N-` when the server answers 206 (restarting cleanly on 200), hashes while streaming, and
+ * renames to the final path only when the byte count matches the size the server stated. A failure never
+ * leaves anything at the final path; the `.part` stays so the same call resumes it. `-` writes to stdout.
+ */
+export async function download(o: DownloadOptions): Promise<DownloadResult> {
+  if (o.file === '-') return toStdout(o);
+  const final = resolve(o.file);
+  const part = partPath(o.file);
+  await checkTarget(o.file, o.force);
+
+  let offset = 0;
+  if (o.resume !== false) {
+    try {
+      offset = (await stat(part)).size;
+    } catch {
+      offset = 0;
+    }
+  }
+  let res: RawResult;
+  try {
+    res = await o.open(offset > 0 ? offset : undefined, o.signal);
+  } catch (e) {
+    // 416: the part is not a prefix the server can continue (e.g. already complete or from another file).
+    if (offset > 0 && e instanceof GatewayError && e.status === 416) {
+      await unlink(part).catch(() => undefined);
+      offset = 0;
+      res = await o.open(undefined, o.signal);
+    } else throw e;
+  }
+
+  let resumed = false;
+  if (offset > 0 && res.status === 206) {
+    const range = parseContentRange(header(res.headers, 'content-range'));
+    if (range?.start === offset) resumed = true;
+    else {
+      // The server continued somewhere else: the part cannot be trusted, start again from zero.
+      res.body.destroy();
+      res = await o.open(undefined, o.signal);
+    }
+  }
+  if (!resumed && res.status !== 200) {
+    res.body.destroy();
+    throw incomplete(`unexpected HTTP ${res.status} for a download`, undefined);
+  }
+  if (!resumed) offset = 0; // a 200 answer is the whole file: start the part again
+
+  const total = expectedTotal(res, offset);
+  const hash = createHash('sha256');
+  if (resumed) {
+    const hashed = await hashFile(part, hash);
+    if (hashed !== offset) {
+      res.body.destroy();
+      throw incomplete(`the partial file ${part} changed while resuming`, part);
+    }
+  }
+  let bytes = offset;
+  const failure = await drainInto(
+    res.body,
+    createWriteStream(part, { flags: resumed ? 'a' : 'w', mode: 0o644 }),
+    (chunk) => {
+      hash.update(chunk);
+      bytes += chunk.length;
+      o.onProgress?.(bytes, total);
+    },
+    o.signal,
+  );
+  if (failure !== undefined) throw mapStreamError(failure, o.signal, part);
+  if (total !== undefined && bytes !== total) {
+    throw incomplete(`incomplete download: received ${bytes} of ${total} bytes`, part);
+  }
+  // Flush to disk before the rename so a crash cannot leave a short file under the final name.
+  const fh = await open(part, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(part, final);
+  return { path: final, bytes, sha256: hash.digest('hex'), resumed };
+}

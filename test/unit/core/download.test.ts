@@ -1,0 +1,238 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/client/errors.js';
+import { GatewayClient, type RawResult } from '../../../src/client/gateway-client.js';
+import { checkTarget, download, parseContentRange, partPath } from '../../../src/core/download.js';
+import { GwError, InterruptedError, UsageError } from '../../../src/core/errors.js';
+
+const DATA = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 7 + 3) & 0xff));
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+function dir(): string {
+  return mkdtempSync(join(tmpdir(), 'gw-dl-'));
+}
+
+/** A synthetic answer: `bytes` from `start`, optionally failing after `failAfter` bytes. */
+function answer(
+  o: { status?: number; start?: number; total?: number; failAfter?: number; lengthHeader?: number } = {},
+): RawResult {
+  const start = o.start ?? 0;
+  const slice = DATA.subarray(start);
+  const status = o.status ?? (start > 0 ? 206 : 200);
+  const headers: RawResult['headers'] = {
+    'content-length': String(o.lengthHeader ?? slice.length),
+  };
+  if (status === 206)
+    headers['content-range'] = `bytes ${start}-${DATA.length - 1}/${o.total ?? DATA.length}`;
+  const body =
+    o.failAfter === undefined
+      ? Readable.from([slice.subarray(0, 40_000), slice.subarray(40_000)])
+      : new Readable({
+          read() {
+            this.push(slice.subarray(0, o.failAfter));
+            this.destroy(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }));
+          },
+        });
+  return { status, requestId: undefined, headers, body };
+}
+
+describe('parseContentRange', () => {
+  it('reads start, end and total', () => {
+    expect(parseContentRange('bytes 10-99/100')).toEqual({ start: 10, end: 99, total: 100 });
+    expect(parseContentRange('bytes 0-9/*')).toEqual({ start: 0, end: 9, total: undefined });
+    expect(parseContentRange('nonsense')).toBeUndefined();
+    expect(parseContentRange(undefined)).toBeUndefined();
+  });
+});
+
+describe('download', () => {
+  it('writes the exact bytes, hashes them and leaves no .part', async () => {
+    const file = join(dir(), 'out.mp4');
+    const seen: number[] = [];
+    const r = await download({
+      open: () => Promise.resolve(answer()),
+      file,
+      onProgress: (n) => seen.push(n),
+    });
+    expect(r).toEqual({ path: file, bytes: DATA.length, sha256: sha(DATA), resumed: false });
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+    expect(existsSync(partPath(file))).toBe(false);
+    expect(seen.at(-1)).toBe(DATA.length);
+  });
+
+  it('refuses to overwrite an existing file without force, before opening anything', async () => {
+    const file = join(dir(), 'out.mp4');
+    writeFileSync(file, 'old');
+    let opened = 0;
+    const open = (): Promise<RawResult> => {
+      opened++;
+      return Promise.resolve(answer());
+    };
+    await expect(download({ open, file })).rejects.toBeInstanceOf(UsageError);
+    await expect(checkTarget(file, false)).rejects.toThrow(/--force/);
+    expect(opened).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('old');
+    await download({ open, file, force: true });
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+  });
+
+  it('keeps the .part after a dropped connection (nothing at the final path) and resumes it with Range', async () => {
+    const file = join(dir(), 'out.mp4');
+    const err = await download({ open: () => Promise.resolve(answer({ failAfter: 30_000 })), file }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(GwError);
+    expect((err as GwError).code).toBe('download_incomplete');
+    expect((err as GwError).hint).toContain('.part');
+    expect(existsSync(file)).toBe(false);
+    expect(readFileSync(partPath(file)).length).toBe(30_000);
+
+    const ranges: Array<number | undefined> = [];
+    const r = await download({
+      open: (start) => {
+        ranges.push(start);
+        return Promise.resolve(answer({ start: start ?? 0 }));
+      },
+      file,
+    });
+    expect(ranges).toEqual([30_000]);
+    expect(r.resumed).toBe(true);
+    expect(r.sha256).toBe(sha(DATA));
+    expect(r.bytes).toBe(DATA.length);
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+    expect(existsSync(partPath(file))).toBe(false);
+  });
+
+  it('restarts cleanly when the server answers 200 to a Range request', async () => {
+    const file = join(dir(), 'out.mp4');
+    writeFileSync(partPath(file), Buffer.from('garbage that is not a prefix'));
+    const r = await download({ open: () => Promise.resolve(answer({ status: 200 })), file });
+    expect(r.resumed).toBe(false);
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+    expect(r.sha256).toBe(sha(DATA));
+  });
+
+  it('restarts from zero when the server answers 416 to the Range request', async () => {
+    const file = join(dir(), 'out.mp4');
+    writeFileSync(partPath(file), DATA);
+    const ranges: Array<number | undefined> = [];
+    const r = await download({
+      open: (start) => {
+        ranges.push(start);
+        if (start !== undefined) {
+          return Promise.reject(new GatewayError({ status: 416, code: 'http_416', message: 'range' }));
+        }
+        return Promise.resolve(answer());
+      },
+      file,
+    });
+    expect(ranges).toEqual([DATA.length, undefined]);
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+    expect(r.resumed).toBe(false);
+  });
+
+  it('does not rename when fewer bytes arrive than Content-Length says', async () => {
+    const file = join(dir(), 'out.mp4');
+    const err = await download({
+      open: () => Promise.resolve(answer({ lengthHeader: DATA.length + 10 })),
+      file,
+    }).catch((e: unknown) => e);
+    expect((err as GwError).code).toBe('download_incomplete');
+    expect((err as GwError).message).toContain(`received ${DATA.length} of ${DATA.length + 10}`);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('starts again when a 206 resumes at another offset', async () => {
+    const file = join(dir(), 'out.mp4');
+    writeFileSync(partPath(file), DATA.subarray(0, 100));
+    const ranges: Array<number | undefined> = [];
+    const r = await download({
+      open: (start) => {
+        ranges.push(start);
+        return Promise.resolve(answer(start !== undefined ? { start: 200 } : {}));
+      },
+      file,
+    });
+    expect(ranges).toEqual([100, undefined]);
+    expect(r.resumed).toBe(false);
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+  });
+
+  it('writes to stdout for "-" without ending it', async () => {
+    const sink = new PassThrough();
+    const parts: Buffer[] = [];
+    sink.on('data', (c: Buffer) => parts.push(c));
+    const r = await download({ open: () => Promise.resolve(answer()), file: '-', stdout: sink });
+    expect(r).toEqual({ path: '-', bytes: DATA.length, sha256: sha(DATA), resumed: false });
+    expect(Buffer.concat(parts).equals(DATA)).toBe(true);
+    expect(sink.writableEnded).toBe(false);
+  });
+
+  it('turns an abort into InterruptedError and keeps the part', async () => {
+    const file = join(dir(), 'out.mp4');
+    const ac = new AbortController();
+    const body = new Readable({
+      read() {
+        this.push(DATA.subarray(0, 1000));
+        ac.abort();
+      },
+    });
+    const err = await download({
+      open: () => Promise.resolve({ status: 200, requestId: undefined, headers: {}, body }),
+      file,
+      signal: ac.signal,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InterruptedError);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('download over HTTP (GatewayClient.raw)', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    const s = server;
+    server = undefined;
+    if (s) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
+  });
+
+  it('sends Range: bytes=N- for a kept part and gets the exact bytes', async () => {
+    const ranges: Array<string | undefined> = [];
+    let drop = true;
+    server = createServer((req, res) => {
+      ranges.push(req.headers.range);
+      const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+      const start = m ? Number(m[1]) : 0;
+      const headers: Record<string, string | number> = { 'content-length': DATA.length - start };
+      if (m) headers['content-range'] = `bytes ${start}-${DATA.length - 1}/${DATA.length}`;
+      res.writeHead(m ? 206 : 200, headers);
+      if (drop) {
+        drop = false;
+        res.write(DATA.subarray(0, 12_345));
+        setTimeout(() => res.socket?.destroy(), 10);
+        return;
+      }
+      res.end(DATA.subarray(start));
+    });
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new GatewayClient({ baseUrl: url, token: 't', sleep: () => Promise.resolve() });
+    const file = join(dir(), 'v.mp4');
+    const open = (start: number | undefined): Promise<RawResult> =>
+      client.raw({ path: '/file', headers: start !== undefined ? { range: `bytes=${start}-` } : {} });
+    await expect(download({ open, file })).rejects.toMatchObject({ code: 'download_incomplete' });
+    const r = await download({ open, file });
+    await client.close();
+    expect(ranges).toEqual([undefined, 'bytes=12345-']);
+    expect(r.resumed).toBe(true);
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+  });
+});
