@@ -1,5 +1,4 @@
 import { Agent, interceptors, request, type Dispatcher, type FormData } from 'undici';
-import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import { GwError, InterruptedError, TimeoutError, isAbortError } from '../core/errors.js';
 import { backoffDelay, parseRetryAfter, sleep as realSleep } from './backoff.js';
@@ -77,7 +76,8 @@ export interface RawResult {
   status: number;
   requestId: string | undefined;
   headers: Record<string, string | string[] | undefined>;
-  body: Readable;
+  /** undici's body: a Node Readable with `.text()`, `.json()`, `.dump()`. */
+  body: Dispatcher.ResponseData['body'];
 }
 
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
