@@ -21,11 +21,19 @@ export async function* decodeSse(chunks: AsyncIterable<Uint8Array | string>): As
       queue.push({ event: e.event, data: e.data, id: e.id });
     },
   });
+  // A CR at the very end of the input is a complete line end, but the parser holds it back in case an LF
+  // follows in the next chunk: remember it and confirm it once the stream is over.
+  let endsWithCr = false;
+  const feed = (text: string): void => {
+    if (text.length === 0) return;
+    parser.feed(text);
+    endsWithCr = text.endsWith('\r');
+  };
   for await (const chunk of chunks) {
-    parser.feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
     while (queue.length > 0) yield queue.shift() as SseEvent;
   }
-  const tail = decoder.decode();
-  if (tail.length > 0) parser.feed(tail);
+  feed(decoder.decode());
+  if (endsWithCr) parser.feed('\n');
   while (queue.length > 0) yield queue.shift() as SseEvent;
 }

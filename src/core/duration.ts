@@ -2,13 +2,16 @@ import { UsageError } from './errors.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/** The longest duration accepted (about 24.8 days): Node timers turn longer delays into 1 ms. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
 /**
  * Parses a duration as CLI.md writes it: `90` (seconds), `90s`, `15m`, `1h`, `500ms`, or a sum like `1m30s`.
  * Returns milliseconds; throws a UsageError naming `field` for anything else.
  */
 export function parseDuration(input: string, field = 'duration'): number {
   const text = input.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  if (/^\d+(\.\d+)?$/.test(text)) return bounded(Math.round(Number(text) * 1000), input, field);
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
   let total = 0;
   let matched = 0;
@@ -20,7 +23,19 @@ export function parseDuration(input: string, field = 'duration'): number {
   if (text.length === 0 || matched !== text.length) {
     throw new UsageError(`${field}: "${input}" is not a duration (use 90, 90s, 15m or 1h)`, { field });
   }
-  return Math.round(total);
+  return bounded(Math.round(total), input, field);
+}
+
+function bounded(ms: number, input: string, field: string): number {
+  if (ms > MAX_DURATION_MS) {
+    throw new UsageError(
+      `${field}: "${input}" is too long (at most ${Math.floor(MAX_DURATION_MS / 3_600_000)}h)`,
+      {
+        field,
+      },
+    );
+  }
+  return ms;
 }
 
 /** Formats milliseconds for people: `850ms`, `12.3s`, `4m05s`, `1h02m`. */

@@ -15,18 +15,35 @@ export function redactToken(token: string): string {
 /** Keeps the secrets known to this process and masks them in any text. */
 export class Redactor {
   readonly #secrets = new Set<string>();
+  /** The secrets, longest first (kept sorted on add: redact() runs on every streamed chunk). */
+  #sorted: string[] = [];
 
   /** Registers a secret (ignored when too short to be one). */
   add(secret: string | undefined): void {
-    if (secret !== undefined && secret.length >= 6) this.#secrets.add(secret);
+    if (secret === undefined || secret.length < 6 || this.#secrets.has(secret)) return;
+    this.#secrets.add(secret);
+    this.#sorted = [...this.#secrets].sort((a, b) => b.length - a.length);
   }
 
   /** Replaces every registered secret in `text` by its redacted form. */
   redact(text: string): string {
+    // Longest first, so a secret that contains another is masked whole. Repeated, because the masked form's
+    // last four characters and the text after them can spell the secret again (`abcd…abcd` + `…abcd`).
+    const secrets = this.#sorted;
+    if (secrets.length === 0) return text;
     let out = text;
-    for (const s of this.#secrets) {
-      if (out.includes(s)) out = out.split(s).join(redactToken(s));
+    for (let pass = 0; pass < 16; pass++) {
+      let changed = false;
+      for (const s of secrets) {
+        if (out.includes(s)) {
+          out = out.split(s).join(redactToken(s));
+          changed = true;
+        }
+      }
+      if (!changed) return out;
     }
+    // Pathological secrets (containing `…`): mask with a bare ellipsis, which strictly shortens the text.
+    for (const s of secrets) while (out.includes(s)) out = out.split(s).join('…');
     return out;
   }
 }
