@@ -1,12 +1,21 @@
 // Bundles src/ into dist/ with esbuild. Code splitting keeps `gw --help` cheap: heavy modules
-// (undici, ora, @inquirer/prompts, cli-table3, the simulator) are reached only through dynamic imports.
+// (undici, zod, ora, @inquirer/prompts, cli-table3, conf, the simulator) are reached only through dynamic imports.
+//
+// Publishing is atomic per file and never removes what a running gw may still import: chunks (content-hashed
+// names) are written first, the entry files last, each through a temporary file and a rename. Several builds
+// may run at once (parallel test runs) without a reader ever seeing a missing or half-written module.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = join(root, 'dist');
+
+const result = await build({
+  absWorkingDir: root,
   entryPoints: { cli: 'src/cli.ts', index: 'src/index.ts' },
-  outdir: 'dist',
+  outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -15,9 +24,29 @@ await build({
   sourcemap: true,
   packages: 'bundle',
   logLevel: 'warning',
+  write: false,
+  metafile: true,
   // Some CommonJS dependencies call require() on Node built-ins; give the ESM bundle a require.
   banner: {
     js: "import { createRequire as __gwCreateRequire } from 'node:module'; const require = __gwCreateRequire(import.meta.url);",
   },
   chunkNames: 'chunks/[name]-[hash]',
 });
+
+const isEntry = (p) => !relative(outdir, p).startsWith('chunks');
+const files = [...result.outputFiles].sort((a, b) => Number(isEntry(a.path)) - Number(isEntry(b.path)));
+for (const f of files) {
+  mkdirSync(dirname(f.path), { recursive: true });
+  const tmp = `${f.path}.${process.pid}.tmp`;
+  writeFileSync(tmp, f.contents);
+  renameSync(tmp, f.path);
+}
+writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+
+// Drop chunks that no build has written for an hour (old builds' leftovers).
+const written = new Set(files.map((f) => f.path));
+const chunks = join(outdir, 'chunks');
+for (const name of readdirSync(chunks)) {
+  const p = join(chunks, name);
+  if (!written.has(p) && Date.now() - statSync(p).mtimeMs > 3_600_000) rmSync(p, { force: true });
+}
