@@ -65,6 +65,8 @@ export interface SimConfig {
   /** Chunks in a streamed chat answer (bench uses 50 000). */
   streamChunks?: number;
   seed: number;
+  /** beta §2.1 rule 4 / §7: filter-off models lack an exact version mapping → 503 model_mapping_required (default off). */
+  betaFilterOffUnmapped?: boolean;
 }
 
 /** The default token: sees every model, tenant `default`. Printed by `gw sim` at start. */
