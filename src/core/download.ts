@@ -5,9 +5,15 @@ import { resolve } from 'node:path';
 import { once } from 'node:events';
 import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import type { RawResult } from '../client/gateway-client.js';
 import { GatewayError } from '../client/errors.js';
 import { GwError, InterruptedError, UsageError, isAbortError } from './errors.js';
+
+/** An open binary answer: `GatewayClient.raw()`'s DownloadAnswer fits, as does any status + headers + Readable. */
+export interface DownloadAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
 
 /** How to fetch the bytes and where to put them. Works for any binary answer (video content, beta result URLs). */
 export interface DownloadOptions {
@@ -15,7 +21,7 @@ export interface DownloadOptions {
    * Opens the answer. `rangeStart` asks for the bytes from that offset (`Range: bytes=N-`); the server may
    * answer 206 (resumed) or 200 (the whole file again, which restarts the download cleanly).
    */
-  open: (rangeStart: number | undefined, signal: AbortSignal | undefined) => Promise<RawResult>;
+  open: (rangeStart: number | undefined, signal: AbortSignal | undefined) => Promise<DownloadAnswer>;
   /** Final path, or `-` for standard output. */
   file: string;
   /** Replace an existing final file (otherwise a UsageError, exit 2). */
@@ -38,7 +44,7 @@ export interface DownloadResult {
   resumed: boolean;
 }
 
-function header(h: RawResult['headers'], name: string): string | undefined {
+function header(h: DownloadAnswer['headers'], name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -143,7 +149,7 @@ function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal }
 }
 
 /** Expected total size of the file from the answer, when the server states it. */
-function expectedTotal(res: RawResult, offset: number): number | undefined {
+function expectedTotal(res: DownloadAnswer, offset: number): number | undefined {
   if (res.status === 206) return parseContentRange(header(res.headers, 'content-range'))?.total;
   const len = header(res.headers, 'content-length');
   return len !== undefined && /^\d+$/.test(len) ? Number(len) + offset : undefined;
@@ -227,7 +233,7 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
       offset = 0;
     }
   }
-  let res: RawResult;
+  let res: DownloadAnswer;
   try {
     res = await o.open(offset > 0 ? offset : undefined, o.signal);
   } catch (e) {

@@ -1,7 +1,11 @@
 import type { Sim } from '../server.js';
 import { registerModelRoutes } from './models.js';
+import { registerTextRoutes } from './text.js';
+import { registerImageRoutes } from './images.js';
 
 /** Registers every route family. Each family lives in its own module. */
 export function registerAllRoutes(sim: Sim): void {
   registerModelRoutes(sim);
+  registerTextRoutes(sim);
+  registerImageRoutes(sim);
 }

@@ -7,8 +7,14 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/client/errors.js';
-import { GatewayClient, type RawResult } from '../../../src/client/gateway-client.js';
-import { checkTarget, download, parseContentRange, partPath } from '../../../src/core/download.js';
+import { GatewayClient } from '../../../src/client/gateway-client.js';
+import {
+  checkTarget,
+  download,
+  parseContentRange,
+  partPath,
+  type DownloadAnswer,
+} from '../../../src/core/download.js';
 import { GwError, InterruptedError, UsageError } from '../../../src/core/errors.js';
 
 const DATA = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 7 + 3) & 0xff));
@@ -21,11 +27,11 @@ function dir(): string {
 /** A synthetic answer: `bytes` from `start`, optionally failing after `failAfter` bytes. */
 function answer(
   o: { status?: number; start?: number; total?: number; failAfter?: number; lengthHeader?: number } = {},
-): RawResult {
+): DownloadAnswer {
   const start = o.start ?? 0;
   const slice = DATA.subarray(start);
   const status = o.status ?? (start > 0 ? 206 : 200);
-  const headers: RawResult['headers'] = {
+  const headers: DownloadAnswer['headers'] = {
     'content-length': String(o.lengthHeader ?? slice.length),
   };
   if (status === 206)
@@ -39,7 +45,7 @@ function answer(
             this.destroy(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }));
           },
         });
-  return { status, requestId: undefined, headers, body };
+  return { status, headers, body };
 }
 
 describe('parseContentRange', () => {
@@ -70,7 +76,7 @@ describe('download', () => {
     const file = join(dir(), 'out.mp4');
     writeFileSync(file, 'old');
     let opened = 0;
-    const open = (): Promise<RawResult> => {
+    const open = (): Promise<DownloadAnswer> => {
       opened++;
       return Promise.resolve(answer());
     };
@@ -184,7 +190,7 @@ describe('download', () => {
       },
     });
     const err = await download({
-      open: () => Promise.resolve({ status: 200, requestId: undefined, headers: {}, body }),
+      open: () => Promise.resolve({ status: 200, headers: {}, body }),
       file,
       signal: ac.signal,
     }).catch((e: unknown) => e);
@@ -226,7 +232,7 @@ describe('download over HTTP (GatewayClient.raw)', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = new GatewayClient({ baseUrl: url, token: 't', sleep: () => Promise.resolve() });
     const file = join(dir(), 'v.mp4');
-    const open = (start: number | undefined): Promise<RawResult> =>
+    const open = (start: number | undefined): Promise<DownloadAnswer> =>
       client.raw({ path: '/file', headers: start !== undefined ? { range: `bytes=${start}-` } : {} });
     await expect(download({ open, file })).rejects.toMatchObject({ code: 'download_incomplete' });
     const r = await download({ open, file });
