@@ -30,7 +30,24 @@ export const INVALID_JSON: unique symbol = Symbol('invalid-json');
 export interface SseOut {
   event?: string;
   data: string;
+  /**
+   * Write this frame in two writes, split inside its first multi-byte UTF-8 character, with a short pause
+   * between (so the halves travel in separate TCP segments): exercises clients' streaming UTF-8 decoding.
+   */
+  splitUtf8?: boolean;
 }
+
+/** Options of SimReply.sse. */
+export interface SseOptions {
+  /**
+   * With no per-event delay, gather frames into writes of about this many bytes (respecting backpressure), so a
+   * 50 000-chunk stream is not 50 000 writes. Ignored when a delay or a stream fault applies.
+   */
+  coalesceBytes?: number;
+}
+
+/** Pause between the two halves of a split frame. */
+const SPLIT_PAUSE_MS = 5;
 
 /** Helpers to answer; all of them add X-Gateway-Request-Id and apply the request's faults. */
 export class SimReply {
@@ -139,7 +156,11 @@ export class SimReply {
    * Streams server-sent events with the configured per-event delay. Faults: `burst` delivers all events in one
    * write at the end; `drop` cuts the connection after `after` events; `slow` stalls forever after the first.
    */
-  async sse(events: AsyncIterable<SseOut> | Iterable<SseOut>, signal: AbortSignal): Promise<void> {
+  async sse(
+    events: AsyncIterable<SseOut> | Iterable<SseOut>,
+    signal: AbortSignal,
+    options: SseOptions = {},
+  ): Promise<void> {
     this.sent = true;
     this.res.writeHead(
       200,
@@ -153,18 +174,50 @@ export class SimReply {
     const drop = this.#has('drop');
     const slow = this.#has('slow');
     const delay = this.#has('latency')?.ms ?? this.streamDelayMs;
+    const coalesce = delay <= 0 && !burst && !slow ? (options.coalesceBytes ?? 0) : 0;
+    // Waits for 'drain', or 'close' when the client went away (a drain that never comes would hang the route).
+    const write = async (chunk: string | Buffer): Promise<void> => {
+      if (this.res.write(chunk)) return;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.res.off('drain', done);
+          this.res.off('close', done);
+          resolve();
+        };
+        this.res.on('drain', done);
+        this.res.on('close', done);
+      });
+    };
     let buffered = '';
     let n = 0;
     for await (const e of events) {
       if (signal.aborted || this.res.destroyed) return;
       const frame = `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${e.data}\n\n`;
       if (drop && n >= (drop.after ?? 2)) {
+        if (!burst && buffered.length > 0) this.res.write(buffered);
         this.res.socket?.destroy();
         return;
       }
       if (burst) buffered += frame;
-      else {
-        if (!this.res.write(frame)) await new Promise((r) => this.res.once('drain', r));
+      else if (e.splitUtf8 === true) {
+        if (buffered.length > 0) await write(buffered);
+        buffered = '';
+        const bytes = Buffer.from(frame, 'utf8');
+        const lead = bytes.findIndex((b) => b >= 0xc0);
+        const at = lead >= 0 ? lead + 1 : bytes.length >> 1;
+        await write(bytes.subarray(0, at));
+        await new Promise((r) => setTimeout(r, SPLIT_PAUSE_MS));
+        await write(bytes.subarray(at));
+        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      } else if (coalesce > 0) {
+        buffered += frame;
+        if (buffered.length >= coalesce) {
+          const out = buffered;
+          buffered = '';
+          await write(out);
+        }
+      } else {
+        await write(frame);
         if (slow && n >= 0) {
           await new Promise<void>((resolve) =>
             signal.addEventListener('abort', () => resolve(), { once: true }),
