@@ -1,11 +1,13 @@
 import type { Sim } from '../server.js';
 import { registerModelRoutes } from './models.js';
+import { registerAlphaRoutes } from './alpha.js';
 import { registerTextRoutes } from './text.js';
 import { registerImageRoutes } from './images.js';
 
 /** Registers every route family. Each family lives in its own module. */
 export function registerAllRoutes(sim: Sim): void {
   registerModelRoutes(sim);
+  registerAlphaRoutes(sim);
   registerTextRoutes(sim);
   registerImageRoutes(sim);
 }

@@ -1,0 +1,72 @@
+import { FormData } from 'undici';
+import {
+  ALPHA_IMAGE2VIDEO_PATH,
+  alphaEnvelopeSchema,
+  alphaImage2VideoRequestSchema,
+  alphaImage2VideoResponseSchema,
+  type AlphaImage2VideoResponse,
+} from '../../contract/alpha.js';
+import { parseRequest } from '../../contract/validate.js';
+import { ResponseShapeError, errorFromBody } from '../errors.js';
+import type { ApiResult, GatewayClient } from '../gateway-client.js';
+
+export { ALPHA_IMAGE2VIDEO_PATH };
+
+/** Options of `image2video`. */
+export interface Image2VideoOptions {
+  signal?: AbortSignal | undefined;
+  /** Send `multipart/form-data` (which the document's machine-readable description declares) instead of JSON. */
+  multipart?: boolean | undefined;
+}
+
+/**
+ * The same fields as a multipart form: strings as they are, numbers and booleans as text, objects and arrays
+ * JSON-encoded (a form field is text; the description declares a free-form object).
+ */
+export function toFormData(body: Record<string, unknown>): FormData {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(body)) {
+    if (value === undefined) continue;
+    form.append(
+      key,
+      typeof value === 'string'
+        ? value
+        : typeof value === 'number' || typeof value === 'boolean'
+          ? String(value)
+          : JSON.stringify(value),
+    );
+  }
+  return form;
+}
+
+/**
+ * `POST /alpha/v1/videos/image2video` (alpha-image2video.md §4): creates a task, answers `data.task_id` with
+ * `task_status` `submitted`. The body is checked first unless the client's validation is off. An answer whose
+ * `code` is not 0 is a GatewayError carrying its `request_id`, whatever the HTTP status (§2.2, §7).
+ */
+export async function image2video(
+  client: GatewayClient,
+  body: Record<string, unknown>,
+  o: Image2VideoOptions = {},
+): Promise<ApiResult<AlphaImage2VideoResponse>> {
+  const sent = client.validate ? parseRequest(alphaImage2VideoRequestSchema, body) : body;
+  const common = {
+    method: 'POST' as const,
+    path: ALPHA_IMAGE2VIDEO_PATH,
+    schema: alphaEnvelopeSchema,
+    signal: o.signal,
+  };
+  const res = await client.request(
+    o.multipart === true ? { ...common, form: toFormData(sent) } : { ...common, body: sent },
+  );
+  if (res.data.code !== 0) throw errorFromBody(res.status, JSON.stringify(res.data), res.requestId);
+  const parsed = alphaImage2VideoResponseSchema.safeParse(res.data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ResponseShapeError(
+      `POST ${ALPHA_IMAGE2VIDEO_PATH}: unexpected answer at ${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+      { status: res.status, requestId: res.data.request_id ?? res.requestId },
+    );
+  }
+  return { ...res, data: parsed.data };
+}
