@@ -413,10 +413,15 @@ export const responseStreamEventSchema = z
     }
   });
 /** A responses stream event (`delta` is a string on `response.output_text.delta`; `response` on lifecycle events). */
-export type ResponseStreamEvent = Omit<z.infer<typeof responseStreamEventSchema>, 'delta' | 'response'> & {
-  delta?: string;
-  response?: ResponseObject;
-};
+export interface ResponseStreamEvent {
+  type: string;
+  sequence_number?: number | undefined;
+  delta?: string | undefined;
+  response?: ResponseObject | undefined;
+  code?: string | null | undefined;
+  message?: string | null | undefined;
+  [key: string]: unknown;
+}
 
 /** One content block of a messages answer. */
 export const messageContentBlockSchema = z.looseObject({

@@ -1,0 +1,112 @@
+/**
+ * Shared plumbing of the text resources: JSON calls whose answer is checked by a tolerant schema but returned
+ * unchanged (so `--json` prints the gateway's body as sent), and typed event streams decoded from SSE.
+ */
+import type { z } from 'zod';
+import { formatPath, parseRequest } from '../../contract/validate.js';
+import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from '../errors.js';
+import type { ApiResult, GatewayClient, StreamResult } from '../gateway-client.js';
+
+/** An open stream of typed events, with the gateway request id of the exchange. */
+export interface TypedStream<T> {
+  status: number;
+  requestId: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  events: AsyncIterable<T>;
+}
+
+/** Per-call options of the text resources. */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+/** Checks a request body with the contract when the client validates (a violation is a UsageError, exit 2). */
+export function validateBody<T>(client: GatewayClient, schema: z.ZodType<T>, body: unknown): void {
+  if (client.validate) parseRequest(schema, body);
+}
+
+/** Checks `value` with a tolerant schema and returns it unchanged (zod would reorder keys). */
+export function checked<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  where: string,
+  meta: { status: number; requestId: string | undefined },
+): T {
+  const r = schema.safeParse(value);
+  if (r.success) return value as T;
+  const issue = r.error.issues[0];
+  throw new ResponseShapeError(
+    `${where}: unexpected answer at ${formatPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}`,
+    meta,
+  );
+}
+
+/** POSTs a JSON body and checks the answer with `schema`, returning the body as the gateway sent it. */
+export async function postJson<T>(
+  client: GatewayClient,
+  path: string,
+  body: unknown,
+  schema: z.ZodType<T>,
+  o: CallOptions & { headers?: Record<string, string> | undefined } = {},
+): Promise<ApiResult<T>> {
+  const res = await client.request<unknown>({
+    method: 'POST',
+    path,
+    body,
+    headers: o.headers,
+    signal: o.signal,
+  });
+  return { ...res, data: checked(schema, res.data, `POST ${path}`, res) };
+}
+
+/** Parses one event's data as JSON (a malformed event is a ResponseShapeError). */
+export function eventJson(data: string, where: string, s: StreamResult): unknown {
+  try {
+    return JSON.parse(data) as unknown;
+  } catch (e) {
+    throw new ResponseShapeError(`${where}: an event is not valid JSON: ${data.slice(0, 80)}`, {
+      status: s.status,
+      requestId: s.requestId,
+      cause: e,
+    });
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/**
+ * The GatewayError of an error event inside a stream: `{error: {...}}` (chat, messages), or the responses
+ * `{type: "error", code, message, param}`. The request id comes from the event, else from the stream's header.
+ */
+export function streamError(data: string, json: unknown, s: StreamResult): GatewayError {
+  const o = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
+  if (o.error !== null && typeof o.error === 'object') return errorFromBody(s.status, data, s.requestId);
+  const code = str(o.code) ?? 'stream_error';
+  const message = str(o.message) ?? 'the gateway sent an error event';
+  const requestId = str(o.request_id) ?? s.requestId;
+  return new GatewayError({
+    status: s.status,
+    code,
+    message,
+    requestId,
+    param: str(o.param),
+    body: {
+      error: {
+        code,
+        message,
+        param: o.param ?? null,
+        ...(requestId !== undefined ? { request_id: requestId } : {}),
+      },
+    },
+  });
+}
+
+/** The error of a stream that ended before its final event (a truncated answer must not pass as complete). */
+export function truncated(where: string, final: string, s: StreamResult): ConnectionError {
+  return new ConnectionError(
+    `${where}: the stream ended before its final event (${final}); the answer may be incomplete`,
+    { requestId: s.requestId },
+  );
+}
