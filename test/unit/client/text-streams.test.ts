@@ -210,7 +210,7 @@ const RESP = (status: string, output: unknown[] = []): object => ({
 });
 const RESP_BODY = {
   model: 'chat-3.7-plus',
-  input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+  input: [{ role: 'user', content: [{ type: 'input_text' as const, text: 'hi' }] }],
 };
 
 describe('responses.stream', () => {
