@@ -13,7 +13,7 @@ import { UsageError } from '../../src/core/errors.js';
 const RUNS = { seed: 42, numRuns: 60 } as const;
 
 /** Every zod schema the contract modules export, found by value so new schemas are fuzzed without edits here. */
-const SCHEMAS: [string, z.ZodType][] = Object.entries({
+const SCHEMAS: [string, z.ZodType][] = Object.entries<unknown>({
   ...alpha,
   ...betaAssets,
   ...beta,
@@ -92,7 +92,8 @@ function retype(v: Json): Json {
 /** Applies one mutation to a deep copy. */
 function mutate(doc: Json, m: Mutation): Json {
   const root = JSON.parse(JSON.stringify(doc)) as Json;
-  const containers: { parent: Json[] | { [k: string]: Json }; key: string | number }[] = [];
+  type Container = Json[] | { [k: string]: Json };
+  const containers: { parent: Container; key: string | number }[] = [];
   const walk = (v: Json): void => {
     if (Array.isArray(v)) {
       v.forEach((item, i) => {
@@ -100,8 +101,9 @@ function mutate(doc: Json, m: Mutation): Json {
         walk(item);
       });
     } else if (v !== null && typeof v === 'object') {
-      for (const [k, item] of Object.entries(v)) {
-        containers.push({ parent: v, key: k });
+      const o = v as { [k: string]: Json };
+      for (const [k, item] of Object.entries(o)) {
+        containers.push({ parent: o, key: k });
         walk(item);
       }
     }
