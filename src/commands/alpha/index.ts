@@ -1,15 +1,11 @@
 import { Command } from 'commander';
-import { GwError } from '../../core/errors.js';
 import type { Runtime } from '../context.js';
+import i2vCommand from './i2v.js';
 
-/** `gw alpha`: not built yet (placeholder so the command table compiles; replaced by its issue). */
-export default function command(rt: Runtime): Command {
+/** `gw alpha`: the first video family (alpha-image2video.md). */
+export default function alphaCommand(rt: Runtime): Command {
   return new Command('alpha')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(
-      rt.action(() =>
-        Promise.reject(new GwError('gw alpha is not implemented yet', { code: 'not_implemented' })),
-      ),
-    );
+    .description('first video family: i2v (image-to-video)')
+    .addCommand(i2vCommand(rt))
+    .addHelpText('after', '\nExamples:\n  gw alpha i2v --image first.png --prompt "waves roll in"');
 }

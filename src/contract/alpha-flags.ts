@@ -1,0 +1,205 @@
+/**
+ * Pure helpers of `gw alpha i2v`: the syntax of its compound flags (`--dynamic-mask`, `--camera`, `--voice`),
+ * the warnings gw gives where the upstream may fail a task the gateway accepts, and the abbreviated body of
+ * `--dry-run`. Values are not judged here (that is alpha.ts's job, so `--no-validate` can still send them).
+ */
+import { UsageError } from '../core/errors.js';
+import { sniffImageType } from '../core/image-size.js';
+import { base64ImageInfo, isBase64, readableMasks } from './alpha.js';
+
+/** `--dynamic-mask <file>:<x,y;x,y;...>` split into the mask source and its trajectory points. */
+export function parseDynamicMaskFlag(spec: string): {
+  source: string;
+  trajectories: { x: number; y: number }[];
+} {
+  // The last colon separates the points: a file name (or a Windows drive) may contain colons, points never do.
+  const at = spec.lastIndexOf(':');
+  const usage = `--dynamic-mask "${spec}": expected <file>:<x,y;x,y;...> (e.g. mask.png:10,20;200,40)`;
+  if (at <= 0 || at === spec.length - 1) throw new UsageError(usage, { field: 'dynamic_masks' });
+  const source = spec.slice(0, at);
+  const trajectories = spec
+    .slice(at + 1)
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)
+    .map((p) => {
+      const parts = p.split(',').map((n) => n.trim());
+      const [x, y] = parts.map(Number);
+      if (parts.length !== 2 || parts.some((n) => n === '') || !Number.isFinite(x) || !Number.isFinite(y)) {
+        throw new UsageError(`--dynamic-mask "${spec}": point "${p}" is not x,y (numbers)`, {
+          field: 'dynamic_masks',
+        });
+      }
+      return { x: x as number, y: y as number };
+    });
+  return { source, trajectories };
+}
+
+/** `--camera <type>[:key=value,...]` (e.g. `simple:zoom=5`) as a `camera_control` object (alpha §2.1). */
+export function parseCameraFlag(spec: string): { type: string; config?: Record<string, number> } {
+  const at = spec.indexOf(':');
+  const type = (at < 0 ? spec : spec.slice(0, at)).trim();
+  const usage = `--camera "${spec}": expected <type>[:key=value,...] (e.g. simple:zoom=5)`;
+  if (type === '') throw new UsageError(usage, { field: 'camera_control' });
+  if (at < 0) return { type };
+  const config: Record<string, number> = {};
+  for (const pair of spec.slice(at + 1).split(',')) {
+    const eq = pair.indexOf('=');
+    const key = pair.slice(0, eq).trim();
+    const raw = pair.slice(eq + 1).trim();
+    const value = Number(raw);
+    if (eq <= 0 || key === '' || raw === '' || !Number.isFinite(value)) {
+      throw new UsageError(`${usage}; "${pair}" is not key=<number>`, { field: 'camera_control' });
+    }
+    config[key] = value;
+  }
+  return { type, config };
+}
+
+/** A JSON flag value (`--voice`, `--watermark-info`); bad JSON is a UsageError naming the flag. */
+export function parseJsonFlag(flag: string, field: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    const example = flag === '--voice' ? `; e.g. --voice '{"voice_id":"v1"}'` : '';
+    throw new UsageError(`${flag}: not valid JSON (${(e as Error).message})${example}`, { field });
+  }
+}
+
+/** `--cfg-scale` as a number (the range is the contract's rule). */
+export function parseNumberFlag(flag: string, field: string, text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n)) {
+    throw new UsageError(`${flag}: "${text}" is not a number`, { field });
+  }
+  return n;
+}
+
+/** Upstream camera types and `simple` config keys (wire-formats.md §5; the gateway document shows only `simple`). */
+export const UPSTREAM_CAMERA_TYPES = [
+  'simple',
+  'down_back',
+  'forward_up',
+  'right_turn_forward',
+  'left_turn_forward',
+] as const;
+export const UPSTREAM_CAMERA_KEYS = ['horizontal', 'vertical', 'pan', 'tilt', 'roll', 'zoom'] as const;
+
+function cameraWarnings(camera: unknown): string[] {
+  if (camera === null || typeof camera !== 'object') return [];
+  const { type, config } = camera as { type?: unknown; config?: unknown };
+  if (typeof type !== 'string') return [];
+  const out: string[] = [];
+  const note =
+    '(wire-formats.md §5; the gateway document shows only `simple`: the upstream may fail the task)';
+  if (!(UPSTREAM_CAMERA_TYPES as readonly string[]).includes(type)) {
+    out.push(
+      `camera_control.type "${type}" is not one the upstream lists (${UPSTREAM_CAMERA_TYPES.join(', ')}) ${note}`,
+    );
+    return out;
+  }
+  const entries = config !== null && typeof config === 'object' ? Object.entries(config) : undefined;
+  if (type !== 'simple') {
+    if (entries !== undefined) out.push(`camera_control.type "${type}" takes no config upstream ${note}`);
+    return out;
+  }
+  if (entries === undefined) {
+    out.push(`camera_control.type "simple" needs a config with one non-zero key upstream ${note}`);
+    return out;
+  }
+  const unknown = entries.filter(([k]) => !(UPSTREAM_CAMERA_KEYS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    out.push(
+      `camera_control.config key(s) ${unknown.map(([k]) => k).join(', ')} unknown upstream (${UPSTREAM_CAMERA_KEYS.join(', ')}) ${note}`,
+    );
+  }
+  if (entries.some(([, v]) => typeof v === 'number' && (v < -10 || v > 10))) {
+    out.push(`camera_control.config values must be within -10..10 upstream ${note}`);
+  }
+  if (entries.filter(([, v]) => v !== 0).length !== 1) {
+    out.push(`camera_control.config must have exactly one non-zero key upstream ${note}`);
+  }
+  return out;
+}
+
+/**
+ * What may make the upstream fail a task the gateway accepts: an unverifiable mask resolution (alpha §4 rule 5),
+ * image limits and camera rules of the upstream (wire-formats.md §5), trajectory points outside the image.
+ */
+export function alphaWarnings(body: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const image = typeof body.image === 'string' ? base64ImageInfo(body.image) : undefined;
+  const maskFields = [
+    ...(body.static_mask !== undefined ? ['static_mask'] : []),
+    ...(Array.isArray(body.dynamic_masks)
+      ? body.dynamic_masks.map((_, i) => `dynamic_masks[${i}].mask`)
+      : []),
+  ];
+  if (maskFields.length > 0 && (image === undefined || readableMasks(body).length < maskFields.length)) {
+    out.push(
+      `mask resolution not checked (the image or a mask is not a local PNG/JPEG): a mask whose resolution differs from the image's may make the upstream fail (alpha-image2video.md §4 rule 5)`,
+    );
+  }
+  for (const field of ['image', 'image_tail'] as const) {
+    const v = body[field];
+    if (typeof v !== 'string' || !isBase64(v)) continue;
+    const info = base64ImageInfo(v);
+    const bytes = Math.floor((v.length * 3) / 4);
+    const limits =
+      '(wire-formats.md §5: jpg/png, at most 10 MB, sides of 300 px or more, aspect 1:2.5 to 2.5:1)';
+    if (bytes > 10 * 1024 * 1024) out.push(`${field} is larger than 10 MB ${limits}`);
+    if (info && Math.min(info.width, info.height) < 300) {
+      out.push(`${field} is ${info.width}x${info.height}, under 300 px ${limits}`);
+    }
+    if (info && (info.width / info.height > 2.5 || info.height / info.width > 2.5)) {
+      out.push(`${field} is ${info.width}x${info.height}, outside aspect 1:2.5..2.5:1 ${limits}`);
+    }
+  }
+  if (image && Array.isArray(body.dynamic_masks)) {
+    body.dynamic_masks.forEach((g: unknown, i) => {
+      const t = (g as { trajectories?: unknown } | null)?.trajectories;
+      if (!Array.isArray(t)) return;
+      const outside = t.filter((p: unknown) => {
+        const { x, y } = (p ?? {}) as { x?: unknown; y?: unknown };
+        return typeof x === 'number' && typeof y === 'number' && (x >= image.width || y >= image.height);
+      });
+      if (outside.length > 0) {
+        out.push(
+          `dynamic_masks[${i}].trajectories: ${outside.length} point(s) outside the ${image.width}x${image.height} image (origin bottom-left, alpha-image2video.md §2.1)`,
+        );
+      }
+    });
+  }
+  out.push(...cameraWarnings(body.camera_control));
+  return out;
+}
+
+function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+/** `<base64 PNG 640x360, 12.3 KiB>` for a Base64 image; other strings unchanged. */
+export function abbreviateBase64(value: string): string {
+  if (!isBase64(value)) return value;
+  const bytes = Math.floor((value.length * 3) / 4) - (value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0);
+  const info = base64ImageInfo(value);
+  if (info) return `<base64 ${info.type.toUpperCase()} ${info.width}x${info.height}, ${kib(bytes)}>`;
+  const type = sniffImageType(Buffer.from(value.slice(0, 16), 'base64'));
+  return `<base64${type ? ` ${type.toUpperCase()}` : ''}, ${kib(bytes)}>`;
+}
+
+const IMAGE_FIELDS = new Set(['image', 'image_tail', 'static_mask', 'mask']);
+
+/** The body with every Base64 image (and any long Base64 string) abbreviated, for `--dry-run`. */
+export function abbreviateBody(value: unknown, key?: string): unknown {
+  if (typeof value === 'string') {
+    return (key !== undefined && IMAGE_FIELDS.has(key)) || value.length >= 64
+      ? abbreviateBase64(value)
+      : value;
+  }
+  if (Array.isArray(value)) return value.map((v) => abbreviateBody(v));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, abbreviateBody(v, k)]));
+  }
+  return value;
+}
