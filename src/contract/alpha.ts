@@ -13,6 +13,9 @@ import { imageSize, sniffImageType, type ImageInfo } from '../core/image-size.js
 
 const DOC = 'alpha-image2video.md';
 
+/** alpha §4: the one endpoint of the first video family (the gateway prefixes the upstream path with /alpha). */
+export const ALPHA_IMAGE2VIDEO_PATH = '/alpha/v1/videos/image2video';
+
 /** alpha §2.1 / §9: defaults the gateway applies to absent fields. */
 export const ALPHA_DEFAULTS = {
   model_name: 'alpha-v1',
