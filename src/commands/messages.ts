@@ -1,15 +1,87 @@
-import { Command } from 'commander';
-import { GwError } from '../core/errors.js';
+import { Command, Option } from 'commander';
+import type { MessageCreateParams, MessageObject } from '../contract/text.js';
 import type { Runtime } from './context.js';
+import {
+  CACHE_FIELDS,
+  intFlag,
+  printAnswer,
+  printStream,
+  printUsage,
+  readPrompt,
+  wantStream,
+} from './text-common.js';
 
-/** `gw messages`: not built yet (placeholder so the command table compiles; replaced by its issue). */
-export default function command(rt: Runtime): Command {
+interface MessagesOptions {
+  model: string;
+  maxTokens: string;
+  system?: string;
+  stream?: boolean;
+  thinking?: string;
+  compatVersion?: string;
+  compatBeta?: string;
+  usage?: boolean;
+}
+
+/** `gw messages`: one messages-style call (POST /v1/messages); `--max-tokens` is required. */
+export default function messagesCommand(rt: Runtime): Command {
   return new Command('messages')
-    .allowUnknownOption()
-    .argument('[args...]')
+    .description('messages-style call (POST /v1/messages); streams when stdout is a terminal')
+    .argument('[prompt...]', 'the prompt (default: standard input)')
+    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .requiredOption('--max-tokens <n>', 'max_tokens (required by the messages protocol)')
+    .option('--system <text>', 'system prompt')
+    .option('--stream', 'stream the answer (default when stdout is a terminal)')
+    .addOption(new Option('--no-stream', 'wait for the complete answer'))
+    .option('--thinking <budget>', 'extended thinking with this token budget (thinking is shown on stderr)')
+    .option('--compat-version <v>', 'sent as the x-compat-version header')
+    .option('--compat-beta <v>', 'sent as the x-compat-beta header')
+    .option('--usage', 'print token usage (and cache fields) to stderr')
+    .addHelpText(
+      'after',
+      `
+Output: the text blocks; with --json the message object, or one JSON event per line when streaming.
+Examples:
+  gw messages -m chat-3.7-plus --max-tokens 256 "Say hello"
+  gw messages -m chat-3.7-plus --max-tokens 1024 --thinking 512 --compat-version 2023-06-01 "Plan a trip"`,
+    )
     .action(
-      rt.action(() =>
-        Promise.reject(new GwError('gw messages is not implemented yet', { code: 'not_implemented' })),
-      ),
+      rt.action(async (ctx, words: string[], opts: MessagesOptions) => {
+        const prompt = await readPrompt(ctx, words);
+        const body: MessageCreateParams = {
+          model: opts.model,
+          max_tokens: intFlag(opts.maxTokens, 'max_tokens') as number,
+          messages: [{ role: 'user', content: prompt }],
+        };
+        if (opts.system !== undefined) body.system = opts.system;
+        const budget = intFlag(opts.thinking, 'thinking');
+        if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
+        const call = { signal: ctx.signal, compatVersion: opts.compatVersion, compatBeta: opts.compatBeta };
+
+        const messages = await import('../client/resources/messages.js');
+        const client = await ctx.client();
+        let final: MessageObject | undefined;
+        if (wantStream(ctx, opts.stream)) {
+          const s = await messages.stream(client, body, call);
+          await printStream(ctx, s.events, (ev, out) => {
+            const m = messages.accumulate(final, ev);
+            final = m;
+            if (ev.type === 'content_block_stop' && m.content[ev.index]?.type === 'thinking') {
+              ctx.out.note(`thinking: ${m.content[ev.index]?.thinking ?? ''}`);
+            }
+            if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta')
+              out.write(ev.delta.text ?? '');
+          });
+        } else {
+          const res = await messages.create(client, body, call);
+          final = res.data;
+          for (const b of final.content)
+            if (b.type === 'thinking') ctx.out.note(`thinking: ${b.thinking ?? ''}`);
+          printAnswer(ctx, res.data, messages.text(res.data));
+        }
+        if (final?.stop_reason === 'max_tokens') {
+          ctx.out.warn('the answer was cut at --max-tokens (stop_reason: max_tokens)');
+        }
+        if (opts.usage === true) printUsage(ctx, final?.usage, CACHE_FIELDS.messages);
+      }),
     );
 }

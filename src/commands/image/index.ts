@@ -1,15 +1,16 @@
 import { Command } from 'commander';
-import { GwError } from '../../core/errors.js';
 import type { Runtime } from '../context.js';
+import editCommand from './edit.js';
+import generateCommand from './generate.js';
 
-/** `gw image`: not built yet (placeholder so the command table compiles; replaced by its issue). */
-export default function command(rt: Runtime): Command {
+/** `gw image`: image generation and editing (common.md §2.2, §4). */
+export default function imageCommand(rt: Runtime): Command {
   return new Command('image')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(
-      rt.action(() =>
-        Promise.reject(new GwError('gw image is not implemented yet', { code: 'not_implemented' })),
-      ),
-    );
+    .description('images: generate | edit')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  gw image generate -m image-gen-1 "a red fox" --size 1024x1024\n  gw image edit -m image-edit-1 --image https://example.com/in.png "make it blue" --format b64_json --out ./out',
+    )
+    .addCommand(generateCommand(rt))
+    .addCommand(editCommand(rt));
 }

@@ -1,0 +1,117 @@
+/**
+ * Shared by `gw image generate` and `gw image edit`: the common flags, the request body, and the output: URLs one
+ * per line, base64 images written as files that never overwrite an existing file unless `--force`.
+ */
+import { Option, type Command } from 'commander';
+import { GwError } from '../../core/errors.js';
+import type { ImagesResponse } from '../../contract/text.js';
+import type { ApiResult } from '../../client/gateway-client.js';
+import type { Context } from '../context.js';
+import { intFlag } from '../text-common.js';
+
+/** Flags of both image commands. */
+export interface ImageOptions {
+  model: string;
+  size?: string;
+  n?: string;
+  format?: string;
+  out?: string;
+  force?: boolean;
+}
+
+/** Adds the flags both image commands share. */
+export function imageFlags(cmd: Command): Command {
+  return cmd
+    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .option('--size <WxH>', 'size as <width>x<height>, e.g. 1024x1024')
+    .option('-n, --n <n>', 'number of images')
+    .addOption(new Option('--format <format>', 'response_format: url or b64_json'))
+    .option('--out <dir>', 'directory for base64 images (default: current directory)')
+    .option('--force', 'overwrite existing files in --out');
+}
+
+/** The body fields both commands send; rules are checked by the contract (common.md §2.2). */
+export function imageBody(
+  prompt: string,
+  o: ImageOptions,
+): { model: string; prompt: string; size?: string; n?: number; response_format?: 'url' | 'b64_json' } {
+  const body: {
+    model: string;
+    prompt: string;
+    size?: string;
+    n?: number;
+    response_format?: 'url' | 'b64_json';
+  } = { model: o.model, prompt };
+  if (o.size !== undefined) body.size = o.size;
+  const n = intFlag(o.n, 'n');
+  if (n !== undefined) body.n = n;
+  // An unknown format is left for the contract to reject (or for --no-validate to send as it is).
+  if (o.format !== undefined) body.response_format = o.format as 'url' | 'b64_json';
+  return body;
+}
+
+function extension(bytes: Buffer): string {
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'png';
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpg';
+  if (
+    bytes.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    bytes.subarray(8, 12).toString('latin1') === 'WEBP'
+  ) {
+    return 'webp';
+  }
+  return 'bin';
+}
+
+/** Writes one image as `<base>.<ext>`, or `<base>-2.<ext>`… when the name exists and `force` is off. */
+export async function saveImage(dir: string, base: string, bytes: Buffer, force: boolean): Promise<string> {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  const path = await import('node:path');
+  await mkdir(dir, { recursive: true });
+  const ext = extension(bytes);
+  for (let k = 1; ; k++) {
+    const file = path.join(dir, k === 1 ? `${base}.${ext}` : `${base}-${k}.${ext}`);
+    try {
+      await writeFile(file, bytes, { flag: force ? 'w' : 'wx' });
+      return file;
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'EEXIST') continue;
+      throw new GwError(`cannot write ${file}: ${(e as Error).message}`, { code: 'write_failed' });
+    }
+  }
+}
+
+/**
+ * Prints the result: with `--json` the body unchanged (base64 files are written only when `--out` is given);
+ * otherwise URLs one per line and the paths of the written files. An answer without images is an error (exit 1)
+ * whose hint is `noProduct`.
+ */
+export async function printImages(
+  ctx: Context,
+  res: ApiResult<ImagesResponse>,
+  o: ImageOptions,
+  noProduct: { message: string; hint: string },
+): Promise<void> {
+  const data = res.data.data ?? [];
+  if (ctx.globals.json) ctx.out.json(res.data);
+  if (data.length === 0) {
+    throw new GwError(noProduct.message, {
+      code: 'no_product',
+      hint: noProduct.hint,
+      requestId: res.requestId,
+    });
+  }
+  const created = res.data.created ?? Math.floor(Date.now() / 1000);
+  const write = !ctx.globals.json || o.out !== undefined;
+  for (const [i, img] of data.entries()) {
+    if (img.b64_json !== undefined && write) {
+      const path = await saveImage(
+        o.out ?? '.',
+        `image-${created}-${i + 1}`,
+        Buffer.from(img.b64_json, 'base64'),
+        o.force === true,
+      );
+      if (!ctx.globals.json) ctx.out.line(path);
+    } else if (img.url !== undefined && !ctx.globals.json) ctx.out.line(img.url);
+  }
+}

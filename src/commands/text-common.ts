@@ -1,0 +1,174 @@
+/**
+ * What gw chat, responses, messages and embed share: the prompt (arguments or standard input), the stream-or-not
+ * default, printing text as it arrives, numeric flags, and `--usage` on stderr with common.md §2.1's caution.
+ */
+import { UsageError } from '../core/errors.js';
+import { readAll } from '../ui/io.js';
+import type { Context } from './context.js';
+
+/** Collects a repeatable option (`--image a --image b`). */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/**
+ * The prompt: the arguments joined by spaces, or, when there are none and stdin is not a terminal, all of standard
+ * input (one trailing newline removed, so `echo hi | gw chat` sends "hi").
+ */
+export async function readPrompt(ctx: Context, args: readonly string[]): Promise<string> {
+  let prompt = args.join(' ');
+  if (args.length === 0 && ctx.io.stdin.isTTY !== true)
+    prompt = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
+  if (prompt.trim().length === 0) {
+    throw new UsageError('prompt: give the prompt as arguments or on standard input', { field: 'prompt' });
+  }
+  return prompt;
+}
+
+/** Input lines for embed: arguments (one input each), else the lines of `--file` or standard input (blank lines skipped). */
+export async function readLines(
+  ctx: Context,
+  args: readonly string[],
+  file: string | undefined,
+): Promise<string[]> {
+  if (args.length > 0 && file !== undefined) {
+    throw new UsageError('input: give texts as arguments or --file, not both', { field: 'input' });
+  }
+  if (args.length > 0) return [...args];
+  let text = '';
+  if (file !== undefined) {
+    const { readFile } = await import('node:fs/promises');
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`file: cannot read ${file}: ${(e as Error).message}`, { field: 'file' });
+    }
+  } else if (ctx.io.stdin.isTTY !== true) text = await readAll(ctx.io.stdin);
+  const lines = text.split(/\r?\n/).filter((l) => l.trim().length > 0);
+  if (lines.length === 0) {
+    throw new UsageError(
+      'input: give texts as arguments, --file <path> (one per line) or on standard input',
+      {
+        field: 'input',
+      },
+    );
+  }
+  return lines;
+}
+
+/** Streams when stdout is a terminal, unless `--stream` / `--no-stream` says otherwise (CLI.md). */
+export function wantStream(ctx: Context, flag: boolean | undefined): boolean {
+  return flag ?? ctx.io.stdout.isTTY === true;
+}
+
+/** An integer flag value; a non-integer is a usage error (the contract checks the range). */
+export function intFlag(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[+-]?\d+$/.test(value.trim())) {
+    throw new UsageError(`${field}: "${value}" is not an integer`, { field });
+  }
+  return Number(value);
+}
+
+/** A number flag value (e.g. `--temperature 0.2`). */
+export function numberFlag(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) {
+    throw new UsageError(`${field}: "${value}" is not a number`, { field });
+  }
+  return n;
+}
+
+/** Prints generated text as it arrives (one write per event) and ends the line once. Silent with `--json`. */
+export class TextPrinter {
+  #printed = false;
+  #last = '';
+  constructor(private readonly ctx: Context) {}
+
+  /** Writes a delta to stdout at once. */
+  write(text: string): void {
+    if (text.length === 0 || this.ctx.globals.json) return;
+    this.ctx.out.write(text);
+    this.#printed = true;
+    this.#last = text;
+  }
+
+  /** Ends the output with a newline: always after a complete answer, only to close a partial line after an error. */
+  end(complete: boolean): void {
+    if (this.ctx.globals.json) return;
+    if (this.#printed ? !this.#last.endsWith('\n') : complete) this.ctx.out.write('\n');
+  }
+}
+
+/**
+ * Runs a stream loop with a printer, closing the line even when the stream fails or is interrupted.
+ */
+export async function printStream<T>(
+  ctx: Context,
+  events: AsyncIterable<T>,
+  onEvent: (ev: T, printer: TextPrinter) => void,
+): Promise<void> {
+  const printer = new TextPrinter(ctx);
+  let complete = false;
+  try {
+    for await (const ev of events) {
+      if (ctx.globals.json) ctx.out.ndjson(ev);
+      onEvent(ev, printer);
+    }
+    complete = true;
+  } finally {
+    printer.end(complete);
+  }
+}
+
+/** Prints a complete (non-streamed) answer: the body with `--json`, else the text. */
+export function printAnswer(ctx: Context, body: unknown, text: string): void {
+  if (ctx.globals.json) {
+    ctx.out.json(body);
+    return;
+  }
+  const p = new TextPrinter(ctx);
+  p.write(text);
+  p.end(true);
+}
+
+function lookup(obj: unknown, path: string): unknown {
+  let v: unknown = obj;
+  for (const k of path.split('.')) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+/** The cache fields of common.md §2.1 (and the responses equivalents), per protocol. */
+export const CACHE_FIELDS = {
+  chat: ['prompt_tokens_details.cached_tokens', 'prompt_tokens_details.cache_creation_input_tokens'],
+  responses: ['input_tokens_details.cached_tokens', 'input_tokens_details.cache_write_tokens'],
+  messages: ['cache_read_input_tokens', 'cache_creation_input_tokens'],
+} as const;
+
+/**
+ * `--usage`: token counts on stderr after the text (printed whatever --quiet says: the user asked for them),
+ * the cache fields, and the document's caution that they explain cost but the gateway's bill is the charge.
+ */
+export function printUsage(ctx: Context, usage: unknown, cacheFields: readonly string[]): void {
+  const lines: string[] = [];
+  if (usage === null || typeof usage !== 'object') lines.push('usage: not reported by the gateway');
+  else {
+    const counts = Object.entries(usage as Record<string, unknown>)
+      .filter(([k, v]) => typeof v === 'number' && !cacheFields.includes(k))
+      .map(([k, v]) => `${k}=${String(v)}`);
+    lines.push(`usage: ${counts.length > 0 ? counts.join(' ') : 'no token counts'}`);
+    const cache = cacheFields
+      .map((f) => [f, lookup(usage, f)] as const)
+      .filter(([, v]) => typeof v === 'number')
+      .map(([f, v]) => `${f}=${String(v)}`);
+    lines.push(`cache: ${cache.length > 0 ? cache.join(' ') : 'not reported'}`);
+  }
+  lines.push(
+    "note: cache fields are upstream signals that explain cost only; the charge is the gateway's log and bill (common.md §2.1)",
+  );
+  ctx.out.io.stderr.write(ctx.redactor.redact(`${lines.join('\n')}\n`));
+}
