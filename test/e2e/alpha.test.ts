@@ -84,6 +84,14 @@ describe('gw alpha i2v against gw sim', () => {
       data: { task_status: 'submitted', task_info: { external_task_id: 'job-7' } },
     });
     expect(typeof out.data.created_at).toBe('number');
+    // printed as the gateway sent it (key order included)
+    expect(Object.keys(out.data)).toEqual([
+      'task_id',
+      'task_info',
+      'task_status',
+      'created_at',
+      'updated_at',
+    ]);
   });
 
   it('sends masks with integer trajectories (origin bottom-left) and a static mask', async () => {
