@@ -26,6 +26,18 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   service_error: 'the model service returned an abnormal result; retry later or report the request id',
   service_unavailable:
     'the account has not opened the overseas family or the asset library; ask the gateway administrator',
+  // alpha-image2video.md §7 shows no error codes; the upstream family's business codes (wire-formats.md §5).
+  '1000': 'authentication failed: check GW_TOKEN or run `gw login`',
+  '1002': 'the token was refused: check GW_TOKEN or run `gw login`',
+  '1102': 'the resource pack is exhausted; ask the gateway administrator',
+  '1103': 'no permission for this model or resource; ask the gateway administrator',
+  '1200': 'the request is invalid: check the body against alpha-image2video.md §2.1',
+  '1201':
+    'a parameter is invalid: check the field named in the message against alpha-image2video.md §2.1 and §4',
+  '1203': 'the model was not found or is not visible to this token: run `gw models`',
+  '1301': 'the content was refused by the safety review; change the prompt or the image',
+  '1302': 'rate limited: retry later',
+  '1303': 'concurrency limit of the resource pack reached: retry later',
   model_mapping_required:
     'the filter-off model lacks an exact upstream version mapping; the gateway administrator must add one',
 };
