@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { spawn } from 'node:child_process';
+import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
 import { GW_BIN } from '../helpers/gw.js';
@@ -106,7 +107,7 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 describe('gw sim (process)', () => {
-  it('prints its base URL and a ready line, serves, and stops on SIGTERM with no leftover listener', async () => {
+  it('prints its base URL and a ready line, serves 200 concurrent streaming chats, and stops on SIGTERM with no leftover listener', async () => {
     const child = spawn(process.execPath, [GW_BIN, 'sim', '--port', '0'], {
       env: { PATH: process.env.PATH, NO_COLOR: '1' },
     });
@@ -124,6 +125,39 @@ describe('gw sim (process)', () => {
     const port = Number(base?.[2]);
     const r = await fetch(`${base?.[1]}/v1/models`, { headers: auth });
     expect(r.status).toBe(200);
+
+    // 200 concurrent streaming chats, each read to its [DONE].
+    const agent = new Agent({ connections: 256 });
+    const one = async (i: number): Promise<string[]> => {
+      const res = await request(`${base?.[1]}/v1/chat/completions`, {
+        dispatcher: agent,
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({
+          model: 'chat-3.7-plus',
+          stream: true,
+          messages: [{ role: 'user', content: `hello number ${i}` }],
+        }),
+      });
+      expect(res.statusCode).toBe(200);
+      const text = await res.body.text();
+      return text
+        .split('\n\n')
+        .filter((f) => f.startsWith('data: '))
+        .map((f) => f.slice(6));
+    };
+    const all = await Promise.all(Array.from({ length: 200 }, (_, i) => one(i)));
+    await agent.close();
+    for (const [i, frames] of all.entries()) {
+      expect(frames.at(-1)).toBe('[DONE]');
+      const text = frames
+        .slice(0, -1)
+        .map((f) => JSON.parse(f) as { choices: Array<{ delta?: { content?: string } }> })
+        .map((c) => c.choices[0]?.delta?.content ?? '')
+        .join('');
+      expect(text).toContain(`hello number ${i}`);
+    }
+
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
