@@ -1,15 +1,25 @@
 import { Command } from 'commander';
-import { GwError } from '../../core/errors.js';
 import type { Runtime } from '../context.js';
+import { createCommand } from './create.js';
+import { downloadCommand } from './download.js';
+import { getCommand } from './get.js';
+import { waitCommand } from './wait.js';
 
-/** `gw video`: not built yet (placeholder so the command table compiles; replaced by its issue). */
-export default function command(rt: Runtime): Command {
+/** `gw video create | get | wait | download`: the asynchronous video tasks of common.md (§2.3, §3, §4). */
+export default function videoCommand(rt: Runtime): Command {
   return new Command('video')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(
-      rt.action(() =>
-        Promise.reject(new GwError('gw video is not implemented yet', { code: 'not_implemented' })),
-      ),
+    .description('async videos: create | get | wait | download (common.md §2.3, §3, §4)')
+    .addCommand(createCommand(rt))
+    .addCommand(getCommand(rt))
+    .addCommand(waitCommand(rt))
+    .addCommand(downloadCommand(rt))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)
+  gw video wait "$id" --timeout 15m && gw video download "$id" -o fox.mp4
+  gw video get "$id"
+  gw history --kind video`,
     );
 }

@@ -1,0 +1,121 @@
+import { Command } from 'commander';
+import { GatewayError } from '../../client/errors.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { DownloadResult } from '../../core/download.js';
+import { GwError } from '../../core/errors.js';
+import type { Context, Runtime } from '../context.js';
+import { formatLocalTime, formatRelative, resumeCommand } from './shared.js';
+
+const RENEWAL = 'renewal of expired result URLs is outside the contract (common.md §4 rule 4)';
+
+function expiredError(id: string, detail: string): GwError {
+  return new GwError(`the result URL of video ${id} has expired ${detail}; ${RENEWAL}`, {
+    code: 'result_expired',
+    hint: `create the video again (gw video create …); \`gw video get ${id}\` shows expires_at`,
+  });
+}
+
+/**
+ * Downloads a finished video atomically (see core/download.ts): checks the record first (not ready → exit 1 with
+ * the hint to wait; failed/cancelled → TaskFailedError; expires_at in the past → a clear expiry error), then
+ * streams `GET /v1/videos/{id}/content` through the redirect with a progress bar on a TTY.
+ */
+export async function downloadVideo(
+  ctx: Context,
+  client: GatewayClient,
+  id: string,
+  o: { file: string; force: boolean },
+): Promise<DownloadResult> {
+  const videos = await import('../../client/resources/videos.js');
+  const { download, checkTarget } = await import('../../core/download.js');
+  const { isVideoSuccess, videoExpiresAt } = await import('../../contract/video.js');
+  await checkTarget(o.file, o.force);
+  const rec = await videos.retrieve(client, id, { signal: ctx.signal });
+  const state = rec.data.status;
+  ctx.journal().update('video', id, state);
+  const failure = videos.failureOf(id, rec);
+  if (failure) throw failure;
+  if (!isVideoSuccess(state)) {
+    throw new GwError(`video ${id} is not ready yet (state ${state}); common.md §4 rule 2`, {
+      code: 'video_not_ready',
+      requestId: rec.requestId,
+      hint: `wait for it first: ${resumeCommand(id)} && gw video download ${id}`,
+    });
+  }
+  const expires = videoExpiresAt(rec.data);
+  if (expires !== undefined && expires.getTime() <= Date.now()) {
+    throw expiredError(
+      id,
+      `(expires_at ${formatLocalTime(expires)}, ${formatRelative(expires.getTime() - Date.now())})`,
+    );
+  }
+
+  let bar: { tick(n: number): void; done(): void } | undefined;
+  try {
+    const result = await download({
+      file: o.file,
+      force: o.force,
+      signal: ctx.signal,
+      stdout: ctx.io.stdout,
+      open: (start, signal) =>
+        videos.content(client, id, {
+          headers: start !== undefined ? { range: `bytes=${start}-` } : {},
+          signal,
+        }),
+      onProgress: (n, total) => {
+        bar ??= ctx.progress.bar(`${id}`, total);
+        bar.tick(n);
+      },
+    });
+    ctx.journal().update('video', id, state, { file: result.path, sha256: result.sha256 });
+    return result;
+  } catch (e) {
+    if (e instanceof GatewayError && e.code === 'video_not_ready') {
+      throw new GwError(e.message, {
+        code: e.code,
+        requestId: e.requestId,
+        hint: `wait for it first: ${resumeCommand(id)}`,
+      });
+    }
+    // A 403 without a gateway request id comes from the result URL's origin (the CDN), not the gateway.
+    if (e instanceof GatewayError && e.status === 403 && e.requestId === undefined) {
+      throw expiredError(id, '(its origin answered 403)');
+    }
+    throw e;
+  } finally {
+    bar?.done();
+  }
+}
+
+/** `gw video download <video_id> [-o <file>|-] [--force]`. */
+export function downloadCommand(rt: Runtime): Command {
+  return new Command('download')
+    .description(
+      'download a finished video (atomic: <file>.part, renamed when complete; resumes a kept .part)',
+    )
+    .argument('<video_id>', 'the video_id printed by gw video create')
+    .option('-o, --output <file>', 'where to write (default <video_id>.mp4; - for standard output)')
+    .option('--force', 'overwrite an existing file', false)
+    .addHelpText(
+      'after',
+      `
+Follows the redirect of GET /v1/videos/{id}/content (the token is never sent to another origin) and streams to
+<file>.part in constant memory; the file appears under its name only when every byte arrived. An interrupted
+download keeps the .part and the same command resumes it (Range request). Prints the path written;
+--json prints {"path": "/abs/fox.mp4", "bytes": 1234567, "sha256": "…"}.
+
+Examples:
+  gw video download video_123 -o fox.mp4
+  gw video download video_123 -o - | ffprobe -`,
+    )
+    .action(
+      rt.action(async (ctx, id: string, opts: { output?: string; force: boolean }) => {
+        const file = opts.output ?? `${id}.mp4`;
+        const client = await ctx.client();
+        const r = await downloadVideo(ctx, client, id, { file, force: opts.force });
+        if (file === '-') return;
+        if (ctx.globals.json) ctx.out.json({ path: r.path, bytes: r.bytes, sha256: r.sha256 });
+        else ctx.out.line(r.path);
+      }),
+    );
+}
