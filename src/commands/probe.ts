@@ -1,15 +1,133 @@
-import { Command } from 'commander';
-import { GwError } from '../core/errors.js';
+import { Command, Option } from 'commander';
 import type { Runtime } from './context.js';
 
-/** `gw probe`: not built yet (placeholder so the command table compiles; replaced by its issue). */
-export default function command(rt: Runtime): Command {
+const collect = (value: string, previous: string[]): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
+
+interface ProbeOptions {
+  model: string[];
+  chatModel?: string;
+  messagesModel?: string;
+  videoModel?: string;
+  skip: string[];
+  only: string[];
+  extended: boolean;
+  junit?: string;
+  videoTimeout: string;
+  sim: boolean;
+}
+
+const JSON_HELP = `
+JSON report (--json), one document:
+  {"gateway": "<base url>", "startedAt": "<iso>", "finishedAt": "<iso>", "durationMs": 1234,
+   "checks": [{"id": "chat", "status": "pass|fail|warn|skip", "latencyMs": 210.5, "ttftMs": 40.1,
+               "requestId": "…", "detail": "…", "error": {"code", "message", "status", "requestId", "hint"},
+               "data": {…}}],
+   "summary": {"passed": 6, "failed": 0, "warned": 0, "skipped": 0}}
+  ttftMs only for streams; error only for failures; data holds extras (video: videoId, listPrice, state).
+
+Checks: models, chat, chat-stream, responses, messages, video (common.md §4 rule 5);
+  --extended adds model-not-found, invalid-duration, invalid-resolution, embeddings.
+Exit: 0 every check that ran passed (warnings allowed) · 1 a check failed · 2 bad flags · 3 no base URL/token, 401
+
+Examples:
+  gw probe --sim
+  gw probe --extended --junit probe.xml
+  gw probe --model chat-3.7-plus --model clip-1.1-t2v --video-timeout 15m
+  gw probe --skip video --json | jq '.summary'`;
+
+/** `gw probe`: the acceptance checklist of common.md §4 rule 5 (CLI.md "gw probe"). */
+export default function probeCommand(rt: Runtime): Command {
   return new Command('probe')
-    .allowUnknownOption()
-    .argument('[args...]')
+    .description('run the acceptance checklist against the gateway (or an in-process simulator with --sim)')
+    .option('--model <name>', 'a planned model the model list must contain (repeatable)', collect, [])
+    .option('--chat-model <m>', 'model of the chat, chat-stream and responses checks')
+    .option('--messages-model <m>', 'model of the messages check')
+    .option('--video-model <m>', 'model of the video checks (default clip-1.1-t2v)')
+    .option('--skip <check>', 'skip a check (repeatable)', collect, [])
+    .option('--only <check>', 'run only these checks (repeatable)', collect, [])
+    .option('--extended', 'add the contract checks that cost nothing', false)
+    .option('--junit <file>', 'also write a JUnit XML report')
+    .addOption(new Option('--video-timeout <dur>', 'limit for the video to end').default('10m'))
+    .option('--sim', 'probe a simulator started in-process (no gateway or token needed)', false)
+    .addHelpText('after', JSON_HELP)
     .action(
-      rt.action(() =>
-        Promise.reject(new GwError('gw probe is not implemented yet', { code: 'not_implemented' })),
-      ),
+      rt.action(async (ctx, opts: ProbeOptions) => {
+        const { parseDuration } = await import('../core/duration.js');
+        const runner = await import('../probe/runner.js');
+        const report = await import('../probe/report.js');
+        const selection = runner.selectChecks(opts);
+        const videoTimeoutMs = parseDuration(opts.videoTimeout, 'video-timeout');
+        const plan = runner.planModels(
+          { models: opts.model, ...opts },
+          ctx.settings().profile.probe,
+          selection.run,
+        );
+
+        let sim: { baseUrl: string; close(): Promise<void> } | undefined;
+        let simToken: string | undefined;
+        if (opts.sim) {
+          const { startSim } = await import('../sim/server.js');
+          const { DEFAULT_SIM_TOKEN } = await import('../sim/config.js');
+          // Demo-fast video timings: the run stays snappy but still shows queued → in_progress → completed.
+          sim = await startSim({
+            port: 0,
+            host: '127.0.0.1',
+            timings: { videoQueuedMs: 200, videoRunningMs: 600 },
+          });
+          simToken = DEFAULT_SIM_TOKEN;
+        }
+        try {
+          const conn = sim ? { baseUrl: sim.baseUrl, tokenValue: simToken as string } : {};
+          // Fail on configuration (exit 3) before any check runs.
+          const first = await ctx.client(conn);
+          const live = ctx.progress.enabled
+            ? new report.LiveLines(
+                (s) => ctx.out.io.stderr.write(s),
+                selection.listed.map((c) => c.id),
+              )
+            : undefined;
+          live?.start();
+          const settings = ctx.settings();
+          const result = await runner
+            .runProbe({
+              gateway: first.baseUrl,
+              selection,
+              plan,
+              signal: ctx.signal,
+              videoTimeoutMs,
+              videoPoll: opts.sim ? { initialMs: 150, maxMs: 400 } : { initialMs: 1000, maxMs: 15_000 },
+              client: (c) => ctx.client({ ...conn, ...c }),
+              note: (text) => (live ? live.log(text) : ctx.out.note(text)),
+              onStart: (c) => live?.set(c.id, 'running'),
+              onUpdate: (c, text) => live?.set(c.id, text),
+              onFinish: (r) => live?.set(r.id, r.detail, r.status),
+              onCreated: (kind, id, model, requestId) => {
+                if (sim) return; // a simulator's videos vanish with it
+                ctx.journal().record({
+                  kind,
+                  id,
+                  model,
+                  requestId,
+                  profile: settings.profileName,
+                  baseUrl: first.baseUrl,
+                });
+              },
+            })
+            .finally(() => live?.stop());
+
+          if (opts.junit !== undefined) await report.writeJUnit(opts.junit, result);
+          if (ctx.globals.json) ctx.out.json(result);
+          else await report.printTable(ctx.out, result);
+          return runner.exitCodeOf(result);
+        } finally {
+          await sim?.close();
+        }
+      }),
     );
 }

@@ -1,0 +1,192 @@
+/**
+ * Renderers of a probe report: the table and summary line, JUnit XML for CI, and the live per-check
+ * progress lines drawn on a terminal's stderr while the checks run.
+ */
+import { formatDuration } from '../core/duration.js';
+import { GwError } from '../core/errors.js';
+import type { Output } from '../ui/output.js';
+import type { CheckRecord, CheckStatus, ProbeReport } from './runner.js';
+
+const WORD: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: 'skip' };
+
+/** The summary line: `6 checks: 5 passed, 1 failed, 0 warned, 0 skipped in 1.4s (gateway …)`. */
+export function summaryLine(r: ProbeReport): string {
+  const s = r.summary;
+  const verdict = s.failed > 0 ? 'FAILED' : 'OK';
+  return `${verdict}: ${r.checks.length} checks: ${s.passed} passed, ${s.failed} failed, ${s.warned} warned, ${s.skipped} skipped in ${formatDuration(r.durationMs)} (${r.gateway})`;
+}
+
+function latencyCell(c: CheckRecord): string {
+  if (c.status === 'skip') return '';
+  const total = formatDuration(c.latencyMs);
+  return c.ttftMs !== undefined ? `${total} (ttft ${formatDuration(c.ttftMs)})` : total;
+}
+
+/** Prints the table (check, result, latency, request id, detail), the summary and the hints of failures. */
+export async function printTable(out: Output, r: ProbeReport): Promise<void> {
+  await out.table(
+    ['check', 'result', 'latency', 'request id', 'detail'],
+    r.checks.map((c) => [c.id, WORD[c.status], latencyCell(c), c.requestId ?? '', c.detail]),
+  );
+  out.line(summaryLine(r));
+  for (const c of r.checks) {
+    if (c.status === 'fail' && c.error?.hint !== undefined) out.line(`hint (${c.id}): ${c.error.hint}`);
+  }
+}
+
+/** XML 1.0 text: escapes markup and drops characters XML cannot carry. */
+export function xmlEscape(text: string): string {
+  return (
+    text
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      .replace(/'/g, '&apos;')
+  );
+}
+
+/** An attribute value: escaped, with line breaks kept as character references. */
+function attr(text: string): string {
+  return xmlEscape(text).replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+/**
+ * JUnit XML (the common testsuites/testsuite/testcase shape Jenkins, GitLab and GitHub reporters read):
+ * one testcase per check, `<failure>` for failures, `<skipped/>` for skips, warnings in `<system-out>`.
+ */
+export function toJUnit(r: ProbeReport): string {
+  const s = r.summary;
+  const counts = `tests="${r.checks.length}" failures="${s.failed}" errors="0" skipped="${s.skipped}" time="${seconds(r.durationMs)}"`;
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="gw probe" ${counts}>`,
+    `  <testsuite name="gw probe ${attr(r.gateway)}" ${counts} timestamp="${attr(r.startedAt.replace(/\.\d+Z$/, ''))}">`,
+    '    <properties>',
+    `      <property name="gateway" value="${attr(r.gateway)}"/>`,
+    `      <property name="warned" value="${s.warned}"/>`,
+    '    </properties>',
+  ];
+  for (const c of r.checks) {
+    const open = `    <testcase classname="gw.probe" name="${attr(c.id)}" time="${seconds(c.latencyMs)}"`;
+    const out = [c.detail, c.requestId !== undefined ? `request id: ${c.requestId}` : '']
+      .filter(Boolean)
+      .join('\n');
+    if (c.status === 'pass') {
+      lines.push(`${open}>`, `      <system-out>${xmlEscape(out)}</system-out>`, '    </testcase>');
+    } else if (c.status === 'skip') {
+      lines.push(`${open}>`, `      <skipped message="${attr(c.detail)}"/>`, '    </testcase>');
+    } else if (c.status === 'warn') {
+      lines.push(
+        `${open}>`,
+        `      <system-out>${xmlEscape(`warning: ${out}`)}</system-out>`,
+        '    </testcase>',
+      );
+    } else {
+      const type = c.error?.code ?? 'check_failed';
+      const body = [
+        c.detail,
+        c.error !== undefined ? `${c.error.code}: ${c.error.message}` : '',
+        c.requestId !== undefined ? `request id: ${c.requestId}` : '',
+        c.error?.hint !== undefined ? `hint: ${c.error.hint}` : '',
+      ]
+        .filter(Boolean)
+        .join('\n');
+      lines.push(
+        `${open}>`,
+        `      <failure message="${attr(c.detail)}" type="${attr(type)}">${xmlEscape(body)}</failure>`,
+        '    </testcase>',
+      );
+    }
+  }
+  lines.push('  </testsuite>', '</testsuites>', '');
+  return lines.join('\n');
+}
+
+/** Writes the JUnit report to `file` (creating its directory). */
+export async function writeJUnit(file: string, r: ProbeReport): Promise<void> {
+  const fs = await import('node:fs/promises');
+  const path = await import('node:path');
+  try {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, toJUnit(r), 'utf8');
+  } catch (e) {
+    throw new GwError(`cannot write the JUnit report ${file}: ${(e as Error).message}`, { code: 'io_error' });
+  }
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const MARK: Record<CheckStatus, string> = { pass: '✔', fail: '✖', warn: '⚠', skip: '-' };
+
+/**
+ * One line per check on a terminal's stderr, redrawn in place while the checks run, erased at the end so
+ * only the report remains. Drawn only when progress is enabled (TTY, no --json/--quiet).
+ */
+export class LiveLines {
+  readonly #ids: string[];
+  readonly #text = new Map<string, string>();
+  readonly #done = new Set<string>();
+  #frame = 0;
+  #drawn = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly write: (s: string) => void,
+    ids: readonly string[],
+  ) {
+    this.#ids = [...ids];
+    for (const id of ids) this.#text.set(id, 'waiting');
+  }
+
+  /** Starts redrawing (every 80 ms). */
+  start(): void {
+    this.#draw();
+    this.#timer = setInterval(() => this.#draw(), 80);
+    this.#timer.unref();
+  }
+
+  /** Sets a check's text. */
+  set(id: string, text: string, status?: CheckStatus): void {
+    this.#text.set(id, text);
+    if (status !== undefined) {
+      this.#done.add(id);
+      this.#text.set(id, `${MARK[status]} ${text}`);
+    }
+    this.#draw();
+  }
+
+  /** Prints a line above the live block (e.g. the video's list price) and redraws the block under it. */
+  log(text: string): void {
+    const up = this.#drawn > 0 ? `\x1b[${this.#drawn}A\x1b[J` : '';
+    this.#drawn = 0;
+    this.write(`${up}${text}\n`);
+    this.#draw();
+  }
+
+  /** Stops and erases the lines. */
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#drawn > 0) this.write(`\x1b[${this.#drawn}A\x1b[J`);
+    this.#drawn = 0;
+  }
+
+  #draw(): void {
+    this.#frame = (this.#frame + 1) % FRAMES.length;
+    const width = Math.max(...this.#ids.map((i) => i.length));
+    let s = this.#drawn > 0 ? `\x1b[${this.#drawn}A` : '';
+    for (const id of this.#ids) {
+      const t = this.#text.get(id) ?? '';
+      const lead = this.#done.has(id) ? '' : `${FRAMES[this.#frame]} `;
+      s += `\r${id.padEnd(width)}  ${lead}${t}`.slice(0, 160) + '\x1b[K\n';
+    }
+    this.#drawn = this.#ids.length;
+    this.write(s);
+  }
+}

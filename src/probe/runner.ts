@@ -1,0 +1,323 @@
+/**
+ * The probe runner: plans which checks run and with which models, runs them concurrently (they are
+ * independent), and turns each outcome into one record of the report (status, latency, time to first
+ * token, request id, detail, error). The report order is the order of the checklist, never of completion.
+ */
+import type { Exchange, GatewayClient } from '../client/gateway-client.js';
+import { GwError, InterruptedError, UsageError } from '../core/errors.js';
+import type { ProbeSettings } from '../core/config.js';
+import { BASE_CHECK_IDS, CHECKS, EXTENDED_CHECK_IDS, type Check, type CheckContext } from './checks.js';
+
+/** A check's verdict. `warn` does not fail the run. */
+export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
+
+/** The gateway error a failed check saw (code and message as the gateway sent them). */
+export interface CheckError {
+  code: string;
+  message: string;
+  status?: number;
+  requestId?: string;
+  hint?: string;
+}
+
+/** Timing of a stream: chunk count and arrival times of the first and last chunk, from the request start. */
+export interface StreamTiming {
+  chunks: number;
+  firstMs: number;
+  lastMs: number;
+}
+
+/** What a check returns; the runner adds latency and checks the request id. */
+export interface CheckOutcome {
+  status: CheckStatus;
+  detail: string;
+  requestId?: string | undefined;
+  ttftMs?: number | undefined;
+  stream?: StreamTiming | undefined;
+  error?: CheckError | undefined;
+  /** Extra facts for the JSON report (e.g. the video's id and list price). */
+  data?: Record<string, unknown> | undefined;
+}
+
+/** One line of the report. */
+export interface CheckRecord {
+  id: string;
+  title: string;
+  status: CheckStatus;
+  latencyMs: number;
+  ttftMs?: number;
+  requestId?: string;
+  detail: string;
+  error?: CheckError;
+  data?: Record<string, unknown>;
+}
+
+/** The whole report (`gw probe --json` prints it as one document). */
+export interface ProbeReport {
+  gateway: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  checks: CheckRecord[];
+  summary: { passed: number; failed: number; warned: number; skipped: number };
+}
+
+/** The models the probe plans to use, per role, and the full list the `models` check expects. */
+export interface ProbePlan {
+  models: string[];
+  chatModel: string;
+  responsesModel: string;
+  messagesModel: string;
+  videoModel: string;
+  embeddingModel: string;
+}
+
+/** Defaults from the documents' examples (common.md §2.2, §2.3). */
+export const DEFAULT_PLAN: Omit<ProbePlan, 'models'> = {
+  chatModel: 'chat-3.7-plus',
+  responsesModel: 'chat-3.7-plus',
+  messagesModel: 'chat-3.7-plus',
+  // The cheapest text-only video model of the table: no reference media needed.
+  videoModel: 'clip-1.1-t2v',
+  embeddingModel: 'text-embedding-v4',
+};
+
+/** A stream counts as buffered when at least this many chunks arrived within BURST_SPREAD_MS. */
+export const BURST_MIN_CHUNKS = 3;
+/** Spread (ms) under which first and last chunk are "one burst": token streams have gaps of tens of ms. */
+export const BURST_SPREAD_MS = 3;
+
+/** Role flags and explicit models, as the command parsed them. */
+export interface PlanInput {
+  models?: string[] | undefined;
+  chatModel?: string | undefined;
+  messagesModel?: string | undefined;
+  videoModel?: string | undefined;
+}
+
+/** Which checks run: the base six, plus the extended ones, filtered by --only/--skip. */
+export interface Selection {
+  /** Checks listed in the report, in report order. */
+  listed: Check[];
+  /** Ids among `listed` that run (the others are reported as skipped). */
+  run: Set<string>;
+  skipReason: Map<string, string>;
+}
+
+/** Valid check ids, for messages. */
+export function allCheckIds(): string[] {
+  return [...BASE_CHECK_IDS, ...EXTENDED_CHECK_IDS];
+}
+
+/** Applies --extended, --only and --skip; an unknown id is a UsageError (exit 2) naming the valid ids. */
+export function selectChecks(o: { extended: boolean; only: string[]; skip: string[] }): Selection {
+  const valid = allCheckIds();
+  for (const [flag, ids] of [
+    ['only', o.only],
+    ['skip', o.skip],
+  ] as const) {
+    const bad = ids.find((id) => !valid.includes(id));
+    if (bad !== undefined) {
+      throw new UsageError(`${flag}: "${bad}" is not a check (one of: ${valid.join(', ')})`, {
+        field: flag,
+      });
+    }
+  }
+  const wantsExtended = o.extended || o.only.some((id) => EXTENDED_CHECK_IDS.includes(id));
+  const listed = CHECKS.filter((c) => !c.extended || wantsExtended);
+  const run = new Set<string>();
+  const skipReason = new Map<string, string>();
+  for (const c of listed) {
+    if (o.skip.includes(c.id)) skipReason.set(c.id, 'skipped (--skip)');
+    else if (o.only.length > 0 && !o.only.includes(c.id)) skipReason.set(c.id, 'not selected (--only)');
+    else run.add(c.id);
+  }
+  return { listed, run, skipReason };
+}
+
+/**
+ * Resolves the planned models: role flags > profile `probe.*` > document defaults; the expected list is the
+ * explicit `--model` flags (or `probe.models`) plus the model of every check that will run.
+ */
+export function planModels(
+  input: PlanInput,
+  profile: ProbeSettings | undefined,
+  run: Set<string>,
+): ProbePlan {
+  const p = profile ?? {};
+  const chatModel = input.chatModel ?? p.chatModel ?? DEFAULT_PLAN.chatModel;
+  const plan: Omit<ProbePlan, 'models'> = {
+    chatModel,
+    // Without their own setting, the responses and messages checks use the chat model.
+    responsesModel: p.responsesModel ?? chatModel,
+    messagesModel: input.messagesModel ?? p.messagesModel ?? chatModel,
+    videoModel: input.videoModel ?? p.videoModel ?? DEFAULT_PLAN.videoModel,
+    embeddingModel: p.embeddingModel ?? DEFAULT_PLAN.embeddingModel,
+  };
+  const explicit = input.models !== undefined && input.models.length > 0 ? input.models : (p.models ?? []);
+  const used: string[] = [];
+  for (const c of CHECKS) {
+    if (c.needs !== undefined && run.has(c.id)) used.push(plan[c.needs]);
+  }
+  return { ...plan, models: [...new Set([...explicit, ...used])] };
+}
+
+/** Hooks for live progress. */
+export interface RunnerEvents {
+  onStart?(check: Check): void;
+  onUpdate?(check: Check, text: string): void;
+  onFinish?(record: CheckRecord): void;
+}
+
+/** What the runner needs from its caller. */
+export interface RunOptions extends RunnerEvents {
+  gateway: string;
+  selection: Selection;
+  plan: ProbePlan;
+  /** A client for one check; the runner passes the exchange recorder. */
+  client(o: { validate: boolean; onExchange: (x: Exchange) => void }): Promise<GatewayClient>;
+  signal: AbortSignal;
+  videoTimeoutMs: number;
+  videoPoll: { initialMs: number; maxMs: number };
+  /** A note on stderr (the video's list price before it is created). */
+  note(text: string): void;
+  /** Called right after a billable task was created (the command journals it). */
+  onCreated?(kind: 'video', id: string, model: string, requestId: string | undefined): void;
+  now?: () => number;
+  clock?: () => Date;
+}
+
+/** Turns any thrown error into the error part of a record. */
+export function errorOf(e: unknown): CheckError {
+  if (e instanceof GwError) {
+    const err: CheckError = { code: e.code, message: e.message };
+    const status = (e as { status?: unknown }).status;
+    if (typeof status === 'number') err.status = status;
+    if (e.requestId !== undefined) err.requestId = e.requestId;
+    if (e.hint !== undefined) err.hint = e.hint;
+    return err;
+  }
+  return { code: 'internal', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** One-line text of an error: `code: message`. */
+export function errorLine(e: CheckError): string {
+  return `${e.code}: ${e.message}`;
+}
+
+/** True when the timing looks like a proxy buffered the stream and released it at the end. */
+export function isBurst(t: StreamTiming | undefined): boolean {
+  return t !== undefined && t.chunks >= BURST_MIN_CHUNKS && t.lastMs - t.firstMs < BURST_SPREAD_MS;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+/** Applies the rules every check shares: request id present on every answer, buffered streams warn. */
+export function finalize(
+  check: Check,
+  outcome: CheckOutcome,
+  latencyMs: number,
+  exchanges: readonly Exchange[],
+): CheckRecord {
+  const rec: CheckRecord = {
+    id: check.id,
+    title: check.title,
+    status: outcome.status,
+    latencyMs: round(latencyMs),
+    detail: outcome.detail,
+  };
+  // Answers from the gateway itself (relative paths; a CDN origin is not the gateway) must carry the header.
+  const answered = exchanges.filter((x) => x.status !== undefined && x.path.startsWith('/'));
+  const requestId =
+    outcome.requestId ?? outcome.error?.requestId ?? answered.find((x) => x.requestId)?.requestId;
+  if (requestId !== undefined) rec.requestId = requestId;
+  if (outcome.ttftMs !== undefined) rec.ttftMs = round(outcome.ttftMs);
+  if (outcome.error !== undefined) rec.error = outcome.error;
+  if (outcome.data !== undefined) rec.data = outcome.data;
+  const missing = answered.find((x) => x.requestId === undefined);
+  if (missing !== undefined && rec.status !== 'skip') {
+    rec.status = 'fail';
+    rec.detail = `${missing.method} ${missing.path.replace(/\?.*$/, '')} answered ${missing.status} without an X-Gateway-Request-Id header (common.md §1)`;
+    return rec;
+  }
+  if (rec.status === 'pass' && isBurst(outcome.stream)) {
+    const t = outcome.stream as StreamTiming;
+    rec.status = 'warn';
+    rec.detail = `all ${t.chunks} chunks arrived in one burst (first at ${Math.round(t.firstMs)}ms, last at ${Math.round(t.lastMs)}ms): a proxy may be buffering the stream`;
+  }
+  return rec;
+}
+
+/** Counts statuses. */
+export function summarize(records: readonly CheckRecord[]): ProbeReport['summary'] {
+  const n = (s: CheckStatus): number => records.filter((r) => r.status === s).length;
+  return { passed: n('pass'), failed: n('fail'), warned: n('warn'), skipped: n('skip') };
+}
+
+/**
+ * Exit code of a report: 0 when every check that ran passed or warned; 3 when the gateway refused the token
+ * (401: nothing can pass until the configuration is fixed); 1 otherwise.
+ */
+export function exitCodeOf(report: ProbeReport): number {
+  if (report.summary.failed === 0) return 0;
+  return report.checks.some((c) => c.error?.status === 401) ? 3 : 1;
+}
+
+/** Runs the selected checks concurrently and returns the report in checklist order. */
+export async function runProbe(o: RunOptions): Promise<ProbeReport> {
+  const now = o.now ?? (() => performance.now());
+  const clock = o.clock ?? (() => new Date());
+  const startedAt = clock();
+  const t0 = now();
+  const runOne = async (check: Check): Promise<CheckRecord> => {
+    if (!o.selection.run.has(check.id)) {
+      const rec: CheckRecord = {
+        id: check.id,
+        title: check.title,
+        status: 'skip',
+        latencyMs: 0,
+        detail: o.selection.skipReason.get(check.id) ?? 'skipped',
+      };
+      o.onFinish?.(rec);
+      return rec;
+    }
+    o.onStart?.(check);
+    const exchanges: Exchange[] = [];
+    const ctx: CheckContext = {
+      plan: o.plan,
+      signal: o.signal,
+      videoTimeoutMs: o.videoTimeoutMs,
+      videoPoll: o.videoPoll,
+      now,
+      client: (c = {}) => o.client({ validate: c.validate ?? true, onExchange: (x) => exchanges.push(x) }),
+      exchanges: () => exchanges,
+      note: (text) => o.note(text),
+      update: (text) => o.onUpdate?.(check, text),
+      created: (kind, id, model, requestId) => o.onCreated?.(kind, id, model, requestId),
+    };
+    const started = now();
+    let outcome: CheckOutcome;
+    try {
+      outcome = await check.run(ctx);
+    } catch (e) {
+      if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
+      const error = errorOf(e);
+      outcome = { status: 'fail', detail: errorLine(error), error };
+    }
+    const rec = finalize(check, outcome, now() - started, exchanges);
+    o.onFinish?.(rec);
+    return rec;
+  };
+  const checks = await Promise.all(o.selection.listed.map(runOne));
+  const finishedAt = clock();
+  return {
+    gateway: o.gateway,
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationMs: Math.round(now() - t0),
+    checks,
+    summary: summarize(checks),
+  };
+}
