@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import type { Runtime } from './context.js';
 
-const collect = (value: string, previous: string[]): string[] => [
-  ...previous,
+const collect = (value: string, previous: string[] | undefined): string[] => [
+  ...(previous ?? []),
   ...value
     .split(',')
     .map((s) => s.trim())
@@ -10,16 +10,16 @@ const collect = (value: string, previous: string[]): string[] => [
 ];
 
 interface ProbeOptions {
-  model: string[];
+  model?: string[];
   chatModel?: string;
   messagesModel?: string;
   videoModel?: string;
-  skip: string[];
-  only: string[];
-  extended: boolean;
+  skip?: string[];
+  only?: string[];
+  extended?: boolean;
   junit?: string;
   videoTimeout: string;
-  sim: boolean;
+  sim?: boolean;
 }
 
 const JSON_HELP = `
@@ -32,7 +32,8 @@ JSON report (--json), one document:
   ttftMs only for streams; error only for failures; data holds extras (video: videoId, listPrice, state).
 
 Checks: models, chat, chat-stream, responses, messages, video (common.md §4 rule 5);
-  --extended adds model-not-found, invalid-duration, invalid-resolution, embeddings.
+  --extended adds model-not-found, invalid-duration, invalid-resolution (each also checks the common.md
+  §2.4 error body: message ending with "(request id)", error.request_id equal to the header) and embeddings.
 Exit: 0 every check that ran passed (warnings allowed) · 1 a check failed · 2 bad flags · 3 no base URL/token, 401
 
 Examples:
@@ -45,23 +46,27 @@ Examples:
 export default function probeCommand(rt: Runtime): Command {
   return new Command('probe')
     .description('run the acceptance checklist against the gateway (or an in-process simulator with --sim)')
-    .option('--model <name>', 'a planned model the model list must contain (repeatable)', collect, [])
+    .option('--model <name>', 'a planned model the model list must contain (repeatable)', collect)
     .option('--chat-model <m>', 'model of the chat, chat-stream and responses checks')
     .option('--messages-model <m>', 'model of the messages check')
     .option('--video-model <m>', 'model of the video checks (default clip-1.1-t2v)')
-    .option('--skip <check>', 'skip a check (repeatable)', collect, [])
-    .option('--only <check>', 'run only these checks (repeatable)', collect, [])
-    .option('--extended', 'add the contract checks that cost nothing', false)
+    .option('--skip <check>', 'skip a check (repeatable)', collect)
+    .option('--only <check>', 'run only these checks (repeatable)', collect)
+    .option('--extended', 'add the contract checks that cost nothing (see below)')
     .option('--junit <file>', 'also write a JUnit XML report')
     .addOption(new Option('--video-timeout <dur>', 'limit for the video to end').default('10m'))
-    .option('--sim', 'probe a simulator started in-process (no gateway or token needed)', false)
+    .option('--sim', 'probe a simulator started in-process (no gateway or token needed)')
     .addHelpText('after', JSON_HELP)
     .action(
       rt.action(async (ctx, opts: ProbeOptions) => {
         const { parseDuration } = await import('../core/duration.js');
         const runner = await import('../probe/runner.js');
         const report = await import('../probe/report.js');
-        const selection = runner.selectChecks(opts);
+        const selection = runner.selectChecks({
+          extended: opts.extended === true,
+          only: opts.only ?? [],
+          skip: opts.skip ?? [],
+        });
         const videoTimeoutMs = parseDuration(opts.videoTimeout, 'video-timeout');
         const plan = runner.planModels(
           { models: opts.model, ...opts },
@@ -90,6 +95,7 @@ export default function probeCommand(rt: Runtime): Command {
             ? new report.LiveLines(
                 (s) => ctx.out.io.stderr.write(s),
                 selection.listed.map((c) => c.id),
+                ctx.out.io.stderr.columns,
               )
             : undefined;
           live?.start();

@@ -139,6 +139,8 @@ export class LiveLines {
   constructor(
     private readonly write: (s: string) => void,
     ids: readonly string[],
+    /** Terminal width: longer lines are cut so none wraps (a wrapped line would break the redraw). */
+    private readonly columns = 100,
   ) {
     this.#ids = [...ids];
     for (const id of ids) this.#text.set(id, 'waiting');
@@ -151,14 +153,14 @@ export class LiveLines {
     this.#timer.unref();
   }
 
-  /** Sets a check's text. */
+  /** Sets a check's text; a final status is drawn at once, other updates with the next frame. */
   set(id: string, text: string, status?: CheckStatus): void {
     this.#text.set(id, text);
     if (status !== undefined) {
       this.#done.add(id);
       this.#text.set(id, `${MARK[status]} ${text}`);
+      this.#draw();
     }
-    this.#draw();
   }
 
   /** Prints a line above the live block (e.g. the video's list price) and redraws the block under it. */
@@ -184,7 +186,7 @@ export class LiveLines {
     for (const id of this.#ids) {
       const t = this.#text.get(id) ?? '';
       const lead = this.#done.has(id) ? '' : `${FRAMES[this.#frame]} `;
-      s += `\r${id.padEnd(width)}  ${lead}${t}`.slice(0, 160) + '\x1b[K\n';
+      s += `\r${`${id.padEnd(width)}  ${lead}${t}`.slice(0, Math.max(20, this.columns - 1))}\x1b[K\n`;
     }
     this.#drawn = this.#ids.length;
     this.write(s);

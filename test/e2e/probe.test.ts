@@ -101,6 +101,17 @@ describe('gw probe --sim (the README quick start)', () => {
     expect(bad.stdout).toBe('');
   });
 
+  it('on a terminal, draws a live line per check on stderr and keeps stdout for the report', async () => {
+    const r = await runGw(['probe', '--sim', '--only', 'models,chat'], { tty: true });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toMatch(/models +✔ \d+ visible/);
+    expect(r.stderr).toMatch(/chat +✔ chat-3\.7-plus/);
+    // The block erases itself at the end (cursor up over its lines, clear to the end of the screen).
+    expect(r.stderr.endsWith('\u001b[6A\u001b[J')).toBe(true);
+    expect(r.stdout).not.toContain('\u001b');
+    expect(r.stdout).toMatch(/OK: 6 checks: 2 passed, 0 failed, 0 warned, 4 skipped/);
+  });
+
   it('without --sim, no base URL is a configuration error (exit 3) and nothing runs', async () => {
     const r = await runGw(['probe']);
     expect(r.exitCode).toBe(3);

@@ -252,6 +252,7 @@ describe('live lines', () => {
   it('draws one line per check, updates in place, and erases itself at the end', () => {
     let written = '';
     const live = new LiveLines((s) => (written += s), ['models', 'chat']);
+    live.start();
     live.set('models', 'running');
     live.set('models', '40 visible', 'pass');
     live.log('probe: creating a 3s 720p video');
