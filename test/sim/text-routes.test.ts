@@ -35,9 +35,13 @@ async function post(
   return { status: res.status, rid: res.headers.get('x-gateway-request-id'), json, text };
 }
 
+async function* toAsync(text: string): AsyncGenerator<string> {
+  yield await Promise.resolve(text);
+}
+
 async function events(text: string): Promise<Array<{ event: string | undefined; data: string }>> {
   const out: Array<{ event: string | undefined; data: string }> = [];
-  for await (const e of decodeSse([text])) out.push({ event: e.event, data: e.data });
+  for await (const e of decodeSse(toAsync(text))) out.push({ event: e.event, data: e.data });
   return out;
 }
 
@@ -102,7 +106,7 @@ describe('common §2.4 errors of the text routes', () => {
       expect([path, r.status]).toEqual([path, 404]);
       const e = r.json.error as Record<string, string>;
       expect(e.code).toBe('model_not_found');
-      expect(e.message.endsWith(`(${r.rid})`)).toBe(true);
+      expect(e.message?.endsWith(`(${r.rid})`)).toBe(true);
     }
     const ok = await post(sim, '/v1/embeddings', { model: 'text-embedding-v4', input: ['x'] }, 'sk-emb');
     expect(ok.status).toBe(200);
