@@ -1,15 +1,20 @@
 import { Command } from 'commander';
-import { GwError } from '../../core/errors.js';
 import type { Runtime } from '../context.js';
+import assetCommand from './asset/index.js';
+import taskCommand from './task/index.js';
 
-/** `gw beta`: not built yet (placeholder so the command table compiles; replaced by its issue). */
-export default function command(rt: Runtime): Command {
+/** `gw beta`: the second video family (beta-tasks-assets.md): native tasks and the asset library. */
+export default function betaCommand(rt: Runtime): Command {
   return new Command('beta')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(
-      rt.action(() =>
-        Promise.reject(new GwError('gw beta is not implemented yet', { code: 'not_implemented' })),
-      ),
+    .description('second video family: task … (native video tasks) | asset … (asset library)')
+    .addCommand(taskCommand(rt))
+    .addCommand(assetCommand(rt))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  ref=$(gw beta asset upload --url https://example.com/cat.png)
+  id=$(gw beta task create "the cat surfs a wave" -m gamma-video-2-0 --first-frame "$ref" --resolution 720p)
+  gw beta task wait "$id" && gw beta task download "$id" -o surf.mp4`,
     );
 }

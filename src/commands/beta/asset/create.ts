@@ -1,0 +1,82 @@
+import { Command } from 'commander';
+import { ASSET_TYPES, defaultAssetName, guessAssetType } from '../../../contract/beta-assets.js';
+import { UsageError } from '../../../core/errors.js';
+import type { Runtime } from '../../context.js';
+import { waitLimitMs } from './wait.js';
+
+interface Options {
+  group: string;
+  url: string;
+  type?: string;
+  name?: string;
+  model: string;
+  wait?: boolean;
+}
+
+/** `gw beta asset create`: CreateAsset (§4.2); prints the asset id (journaled first); `--wait` polls to Active. */
+export default function createCommand(rt: Runtime): Command {
+  return new Command('create')
+    .description('register an asset from a public https URL; prints its id (it starts Processing)')
+    .requiredOption('--group <id>', 'asset group id (gw beta asset group create)')
+    .requiredOption('--url <https url>', 'publicly downloadable URL (no cookies, login or one-time links)')
+    .option('--type <t>', `${ASSET_TYPES.join('|')} (default: guessed from the file extension)`)
+    .option('--name <n>', 'asset name (default: the file name)')
+    .requiredOption('-m, --model <model>', 'public model name (e.g. gamma-video-2-0)')
+    .option(
+      '--wait',
+      `wait until Active (exit 0) or Failed (exit 1); polls at 2, 5, 10, 20 s (limit: --timeout)`,
+    )
+    .addHelpText(
+      'after',
+      `
+A failed review or download shows only later, as Status Failed (beta-tasks-assets.md §7), never as a create error.
+With --json: the gateway's {ResponseMetadata, Result: {Id}}; with --wait {id, asset}.
+
+Examples:
+  gw beta asset create --group group-1 --url https://example.com/cat.png --type Image --name cat -m gamma-video-2-0 --wait`,
+    )
+    .action(
+      rt.action(async (ctx, opts: Options) => {
+        const type = opts.type ?? guessAssetType(opts.url);
+        if (type === undefined) {
+          throw new UsageError(
+            `type: cannot tell the AssetType of ${opts.url} from its extension; pass --type ${ASSET_TYPES.join('|')}`,
+            {
+              field: 'type',
+            },
+          );
+        }
+        const timeoutMs = waitLimitMs(ctx);
+        const assets = await import('../../../client/resources/beta-assets.js');
+        const client = await ctx.client();
+        const name = opts.name ?? defaultAssetName(opts.url);
+        const res = await assets.createAsset(
+          client,
+          { model: opts.model, GroupId: opts.group, URL: opts.url, AssetType: type, Name: name },
+          { signal: ctx.signal },
+        );
+        const id = res.data.Result.Id;
+        const s = ctx.settings();
+        ctx.journal().record({
+          kind: 'beta-asset',
+          id,
+          model: opts.model,
+          requestId: res.requestId,
+          profile: s.profileName,
+          baseUrl: s.baseUrl,
+          extra: { object: 'asset', groupId: opts.group, name, type, url: opts.url },
+        });
+        if (opts.wait !== true) {
+          if (ctx.globals.json) ctx.out.json(res.data);
+          else ctx.out.line(id);
+          return;
+        }
+        if (!ctx.globals.json) ctx.out.line(id);
+        const { watchAssets, assertAllActive } = await import('./wait.js');
+        const [asset] = await watchAssets(ctx, client, opts.model, [id], { timeoutMs });
+        if (ctx.globals.json) ctx.out.json({ id, asset });
+        else if (asset?.Status === 'Active') ctx.out.note(`asset ${id} is Active: use it as asset://${id}`);
+        assertAllActive(asset ? [asset] : []);
+      }),
+    );
+}

@@ -1,0 +1,42 @@
+import { Command } from 'commander';
+import type { Runtime } from '../../context.js';
+import createCommand from './create.js';
+import getCommand from './get.js';
+import groupCreateCommand from './group-create.js';
+import listCommand from './list.js';
+import uploadCommand from './upload.js';
+import waitCommand from './wait.js';
+
+/**
+ * `gw beta asset`: the asset library (beta-tasks-assets.md §4.2). Only the offered actions exist here: there is
+ * no update, no delete and no moderation skip (§4.2, §7).
+ */
+export default function assetCommand(rt: Runtime): Command {
+  return new Command('asset')
+    .description(
+      'asset library: group create | create | get | list | wait | upload (assets must be Active to use)',
+    )
+    .addCommand(
+      new Command('group')
+        .description('asset groups: create')
+        .addCommand(groupCreateCommand(rt))
+        .addHelpText(
+          'after',
+          '\nExamples:\n  gw beta asset group create --name storyboard -m gamma-video-2-0',
+        ),
+    )
+    .addCommand(createCommand(rt))
+    .addCommand(getCommand(rt))
+    .addCommand(listCommand(rt))
+    .addCommand(waitCommand(rt))
+    .addCommand(uploadCommand(rt))
+    .addHelpText(
+      'after',
+      `
+Update*, Delete* and Moderation.Strategy=Skip are not offered by the asset library (beta-tasks-assets.md §4.2).
+
+Examples:
+  gw beta asset upload                                   # interactive on a terminal
+  gw beta asset upload --group group-1 --url https://example.com/cat.png --url https://example.com/theme.mp3`,
+    );
+}

@@ -1,0 +1,83 @@
+import { Command } from 'commander';
+import type { Asset } from '../../../contract/beta-assets.js';
+import { intOrText } from '../../../contract/beta.js';
+import { UsageError } from '../../../core/errors.js';
+import type { Runtime } from '../../context.js';
+
+function positive(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = intOrText(value);
+  if (typeof n !== 'number' || n < 1)
+    throw new UsageError(`${field}: must be an integer >= 1 (beta-tasks-assets.md §4.2, §8)`, { field });
+  return n;
+}
+
+/** `gw beta asset list --group <id>...`: ListAssets (§4.2) as a table; `--all` walks every page. */
+export default function listCommand(rt: Runtime): Command {
+  return new Command('list')
+    .description('list assets of groups (table: id, group, type, status)')
+    .requiredOption(
+      '--group <id>',
+      'group id (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
+    .requiredOption('-m, --model <model>', 'public model name (e.g. gamma-video-2-0)')
+    .option('--page <n>', 'PageNumber, from 1')
+    .option('--page-size <n>', 'PageSize')
+    .option('--all', 'walk every page from --page (default 1)')
+    .addHelpText(
+      'after',
+      `
+With --json: the gateway's {ResponseMetadata, Result}; with --all one document {Items, TotalCount}.
+
+Examples:
+  gw beta asset list --group group-1 -m gamma-video-2-0 --all`,
+    )
+    .action(
+      rt.action(
+        async (
+          ctx,
+          opts: { group: string[]; model: string; page?: string; pageSize?: string; all?: boolean },
+        ) => {
+          const first = positive(opts.page, 'page') ?? 1;
+          const pageSize = positive(opts.pageSize, 'page-size');
+          const assets = await import('../../../client/resources/beta-assets.js');
+          const client = await ctx.client();
+          let items: Asset[] = [];
+          let total: number;
+          let body: unknown;
+          let size = pageSize;
+          for (let p = first; ; p++) {
+            const res = await assets.listAssets(
+              client,
+              { model: opts.model, groupIds: opts.group, page: p, pageSize },
+              { signal: ctx.signal },
+            );
+            const got = res.data.Result.Items;
+            body = res.data;
+            size ??= res.data.Result.PageSize ?? got.length;
+            items = items.concat(got);
+            total = res.data.Result.TotalCount;
+            if (
+              opts.all !== true ||
+              got.length === 0 ||
+              got.length < size ||
+              (first - 1) * size + items.length >= total
+            )
+              break;
+          }
+          if (ctx.globals.json) {
+            ctx.out.json(opts.all === true ? { Items: items, TotalCount: total } : body);
+            return;
+          }
+          await ctx.out.table(
+            ['id', 'group', 'type', 'status'],
+            items.map((a) => [a.Id, a.GroupId, a.AssetType, a.Status]),
+          );
+          if (opts.all !== true && items.length < total)
+            ctx.out.tip(`showing ${items.length} of ${total}; use --page, or --all`);
+        },
+      ),
+    );
+}

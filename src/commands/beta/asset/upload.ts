@@ -1,0 +1,237 @@
+import { Command } from 'commander';
+import type { GatewayClient } from '../../../client/gateway-client.js';
+import {
+  ASSET_TYPES,
+  assetSourceUrlProblem,
+  defaultAssetName,
+  guessAssetType,
+  type Asset,
+} from '../../../contract/beta-assets.js';
+import { InterruptedError, UsageError } from '../../../core/errors.js';
+import type { Context, Runtime } from '../../context.js';
+import { assertAllActive, waitLimitMs, assetResumeCommand, watchAssets } from './wait.js';
+
+interface Plan {
+  url: string;
+  type: string;
+  name: string;
+}
+
+const NEW = '\0new';
+const ENTER = '\0enter';
+
+function isPromptExit(e: unknown): boolean {
+  return e instanceof Error && (e.name === 'ExitPromptError' || e.name === 'AbortPromptError');
+}
+
+/** Creates a group and journals it (kind beta-asset, object group) so later uploads can offer it. */
+async function newGroup(ctx: Context, client: GatewayClient, model: string, name: string): Promise<string> {
+  const assets = await import('../../../client/resources/beta-assets.js');
+  const res = await assets.createGroup(client, { model, Name: name }, { signal: ctx.signal });
+  const s = ctx.settings();
+  const id = res.data.Result.Id;
+  ctx.journal().record({
+    kind: 'beta-asset',
+    id,
+    model,
+    requestId: res.requestId,
+    profile: s.profileName,
+    baseUrl: s.baseUrl,
+    extra: { object: 'group', name },
+  });
+  ctx.out.note(`created asset group ${id} (${name})`);
+  return id;
+}
+
+/** The interactive questions: a group (known from the journal, typed, or new), then URLs with type and name. */
+async function ask(
+  ctx: Context,
+  client: GatewayClient,
+  model: string,
+  given: { group?: string | undefined; urls: readonly string[] },
+): Promise<{ group: string; plans: Plan[] }> {
+  const { input, select } = await ctx.prompts();
+  const io = { input: ctx.io.stdin, output: ctx.io.stderr, signal: ctx.signal };
+  let group = given.group;
+  if (group === undefined) {
+    const base = ctx.settings().baseUrl;
+    const known = ctx
+      .journal()
+      .list()
+      .filter((e) => e.kind === 'beta-asset' && e.extra?.object === 'group' && e.baseUrl === base)
+      .reverse();
+    const choice = await select(
+      {
+        message: 'Asset group',
+        choices: [
+          { name: 'Create a new group', value: NEW },
+          ...known.map((g) => ({
+            name: typeof g.extra?.name === 'string' ? `${g.extra.name} (${g.id})` : g.id,
+            value: g.id,
+          })),
+          { name: 'Enter a group id', value: ENTER },
+        ],
+      },
+      io,
+    );
+    if (choice === NEW) {
+      const name = await input(
+        { message: 'New group name', default: `gw upload ${new Date().toISOString().slice(0, 16)}` },
+        io,
+      );
+      group = await newGroup(ctx, client, model, name.trim());
+    } else if (choice === ENTER) {
+      group = (
+        await input({ message: 'Group id', validate: (v) => v.trim() !== '' || 'enter a group id' }, io)
+      ).trim();
+    } else group = choice;
+  }
+  const plans: Plan[] = [];
+  const queue = [...given.urls];
+  for (;;) {
+    const url =
+      queue.shift() ??
+      (
+        await input(
+          {
+            message: `Asset URL ${plans.length === 0 ? '(public https)' : '(empty to finish)'}`,
+            validate: (v) =>
+              v.trim() === ''
+                ? plans.length > 0 || 'add at least one URL'
+                : (assetSourceUrlProblem(v) ?? true),
+          },
+          io,
+        )
+      ).trim();
+    if (url === '') break;
+    const guess = guessAssetType(url);
+    const type = await select(
+      {
+        message: `Asset type of ${defaultAssetName(url)}${guess ? ' (guessed from the extension)' : ''}`,
+        choices: ASSET_TYPES.map((t) => ({ name: t, value: t })),
+        ...(guess ? { default: guess } : {}),
+      },
+      io,
+    );
+    const name = await input({ message: 'Asset name', default: defaultAssetName(url) }, io);
+    plans.push({ url, type, name: name.trim() || defaultAssetName(url) });
+  }
+  return { group, plans };
+}
+
+/** `gw beta asset upload`: group + URLs → assets → live status until Active/Failed → `asset://<id>` refs. */
+export default function uploadCommand(rt: Runtime): Command {
+  return new Command('upload')
+    .description('register URLs as assets, watch them become Active, print their asset:// references')
+    .option('-m, --model <model>', 'public model name', 'gamma-video-2-0')
+    .option('--group <id>', 'asset group id (default: ask, or create a new group)')
+    .option(
+      '--url <url>',
+      'public https URL (repeatable); type guessed from the extension',
+      (v: string, a: string[]) => [...a, v],
+      [] as string[],
+    )
+    .addHelpText(
+      'after',
+      `
+On a terminal it asks: pick a group (from this machine's journal), type one, or create one; add URLs (type
+guessed from the extension, confirm it; non-https or non-public URLs are refused with the reason); name each.
+Without a terminal, or with --group and --url, nothing is asked (a new group is created when --group is absent).
+A live table on stderr shows every asset until it is Active or Failed; then stdout gets one asset://<id> per
+Active asset. Exit 1 when any asset Failed. Ctrl-C keeps the created ids (journal, printed) and the resume command.
+With --json: {group, assets: [{Id, Name, URL, AssetType, Status, ref}]}.
+
+Examples:
+  gw beta asset upload
+  refs=$(gw beta asset upload --group group-1 --url https://example.com/cat.png --url https://example.com/a.mp4)`,
+    )
+    .action(
+      rt.action(async (ctx, opts: { model: string; group?: string; url: string[] }) => {
+        const interactive = ctx.interactive && !(opts.group !== undefined && opts.url.length > 0);
+        if (!interactive && opts.url.length === 0) {
+          throw new UsageError('url: give at least one --url (on a terminal gw asks for them)', {
+            field: 'url',
+          });
+        }
+        for (const url of opts.url) {
+          const problem = ctx.globals.validate ? assetSourceUrlProblem(url) : undefined;
+          if (problem !== undefined) throw new UsageError(`url: ${url}: ${problem}`, { field: 'url' });
+          if (!interactive && guessAssetType(url) === undefined) {
+            throw new UsageError(
+              `url: cannot tell the AssetType of ${url} from its extension; use gw beta asset create --type`,
+              { field: 'url' },
+            );
+          }
+        }
+        const timeoutMs = waitLimitMs(ctx);
+        const assets = await import('../../../client/resources/beta-assets.js');
+        const client = await ctx.client();
+        const created: Plan[] = [];
+        const ids: string[] = [];
+        let group = opts.group;
+        let final: Asset[];
+        try {
+          let plans: Plan[];
+          if (interactive) ({ group, plans } = await ask(ctx, client, opts.model, { group, urls: opts.url }));
+          else {
+            group ??= await newGroup(
+              ctx,
+              client,
+              opts.model,
+              `gw upload ${new Date().toISOString().slice(0, 16)}`,
+            );
+            plans = opts.url.map((url) => ({
+              url,
+              type: guessAssetType(url) as string,
+              name: defaultAssetName(url),
+            }));
+          }
+          const s = ctx.settings();
+          for (const p of plans) {
+            const body = { model: opts.model, GroupId: group, URL: p.url, AssetType: p.type, Name: p.name };
+            const res = await assets.createAsset(client, body, { signal: ctx.signal });
+            const id = res.data.Result.Id;
+            ctx.journal().record({
+              kind: 'beta-asset',
+              id,
+              model: opts.model,
+              requestId: res.requestId,
+              profile: s.profileName,
+              baseUrl: s.baseUrl,
+              extra: { object: 'asset', groupId: group, name: p.name, type: p.type, url: p.url },
+            });
+            ids.push(id);
+            created.push(p);
+          }
+          final = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
+        } catch (e) {
+          // Whatever was created stays usable: the ids are journaled; print them so nothing is lost.
+          for (const id of ids) ctx.out.line(`asset://${id}`);
+          if (isPromptExit(e) || e instanceof InterruptedError) {
+            throw new InterruptedError('interrupted: upload stopped', {
+              hint:
+                ids.length > 0
+                  ? `the created assets are in gw history; follow them with: ${assetResumeCommand(ctx, opts.model, ids)}`
+                  : undefined,
+            });
+          }
+          if (ids.length > 0) ctx.out.warn(`created before the error (journaled): ${ids.join(', ')}`);
+          throw e;
+        }
+        if (ctx.globals.json) {
+          ctx.out.json({
+            group,
+            assets: final.map((a, i) => ({
+              Id: a.Id,
+              Name: created[i]?.name,
+              URL: created[i]?.url,
+              AssetType: a.AssetType ?? created[i]?.type,
+              Status: a.Status,
+              ref: `asset://${a.Id}`,
+            })),
+          });
+        } else for (const a of final) if (a.Status === 'Active') ctx.out.line(`asset://${a.Id}`);
+        assertAllActive(final);
+      }),
+    );
+}

@@ -1,0 +1,244 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import {
+  BETA_4K_SIZES,
+  BETA_RATIOS,
+  BETA_RESOLUTIONS,
+  buildBetaTaskBody,
+  intOrText,
+  prepareBetaTaskCreate,
+  skuCandidates,
+  type HostResolver,
+} from '../../../contract/beta.js';
+import { parseDuration } from '../../../core/duration.js';
+import { UsageError } from '../../../core/errors.js';
+import type { Context, Runtime } from '../../context.js';
+
+interface CreateOptions {
+  model?: string;
+  firstFrame?: string;
+  lastFrame?: string;
+  refImage: string[];
+  refVideo: string[];
+  refAudio: string[];
+  duration?: string;
+  ratio?: string;
+  resolution?: string;
+  generateAudio?: boolean;
+  watermark?: boolean;
+  returnLastFrame?: boolean;
+  priority?: string;
+  serviceTier?: string;
+  draft?: boolean;
+  body?: string;
+  executionExpiresAfter?: string;
+  safetyIdentifier?: string;
+  callbackUrl?: string;
+  wait?: boolean;
+  download?: string;
+  dryRun?: boolean;
+}
+
+const collect = (v: string, acc: string[]): string[] => [...acc, v];
+
+function readBodyFile(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new UsageError(`body: ${path} must hold a JSON object (beta-tasks-assets.md §2.4)`, {
+      field: 'body',
+    });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Caches DNS answers so the command's check and the resource's check resolve the callback host once. */
+async function memoResolver(): Promise<HostResolver> {
+  const { resolveHost } = await import('../../../client/resources/beta-tasks.js');
+  const seen = new Map<string, Promise<string[]>>();
+  return (host) => {
+    if (!seen.has(host)) seen.set(host, resolveHost(host));
+    return seen.get(host) as Promise<string[]>;
+  };
+}
+
+/** `--dry-run`: the body, then the SKU of §2.3 and its price (every candidate when the resolution is open). */
+function printDryRun(ctx: Context, body: Record<string, unknown>): void {
+  const quotes = skuCandidates(body as Parameters<typeof skuCandidates>[0]);
+  const one = quotes.length === 1 ? quotes[0] : undefined;
+  const ratio = typeof body.ratio === 'string' ? body.ratio : undefined;
+  const size =
+    body.resolution === '4k' && ratio !== undefined
+      ? BETA_4K_SIZES[ratio as keyof typeof BETA_4K_SIZES]
+      : undefined;
+  if (ctx.globals.json) {
+    ctx.out.json({
+      body,
+      sku: one ?? null,
+      candidates: quotes,
+      unit: 'USD per million tokens',
+      ...(size ? { size } : {}),
+    });
+    return;
+  }
+  ctx.out.json(body);
+  const price = (p: number): string => `${p.toFixed(1)} USD per million tokens`;
+  if (one !== undefined) {
+    ctx.out.line(`sku: ${one.sku}`);
+    ctx.out.line(
+      `price: ${price(one.price)} (beta-tasks-assets.md §2.3; ${one.reference === 'video' ? 'has' : 'no'} video reference)`,
+    );
+  } else if (quotes.length > 0) {
+    ctx.out.line(
+      'sku: depends on the resolution the service picks (no --resolution; its default is not documented):',
+    );
+    for (const q of quotes) ctx.out.line(`  ${q.sku}  ${price(q.price)}`);
+  } else ctx.out.line('sku: unknown (the model is not one of beta-tasks-assets.md §2.1)');
+  if (size !== undefined) ctx.out.line(`size: ${size}, 10-bit H.265 (beta-tasks-assets.md §2.2)`);
+  if (typeof body.model === 'string' && body.model.includes('filter-off') && one !== undefined) {
+    ctx.out.line(`billing: reuses the SKU price of its normal counterpart; logs keep ${one.model} (§2.3)`);
+  }
+}
+
+/** `gw beta task create [prompt]`: prints the task id (journaled first); `--wait` and `--download` chain. */
+export default function createCommand(rt: Runtime): Command {
+  return new Command('create')
+    .description('create a native video task; prints its id')
+    .argument('[prompt]', 'the prompt text (a content item of type text)')
+    .option(
+      '-m, --model <model>',
+      'public model name (gamma-video-2-0, -fast, -mini, -filter-off, -fast-filter-off) or a dated name',
+    )
+    .option(
+      '--first-frame <asset>',
+      'image asset as the strict first frame (asset://<id>, Asset://<id> or a bare id)',
+    )
+    .option('--last-frame <asset>', 'image asset as the strict last frame')
+    .option('--ref-image <asset>', 'reference image asset (repeatable)', collect, [])
+    .option(
+      '--ref-video <asset>',
+      'reference video asset (repeatable; 1 to edit/extend, 2-3 to join)',
+      collect,
+      [],
+    )
+    .option('--ref-audio <asset>', 'reference audio asset (repeatable; not on mini)', collect, [])
+    .option('--duration <n>', 'seconds 4..15, or -1 to let the model choose')
+    .option('--ratio <r>', `aspect ratio: ${BETA_RATIOS.join(', ')}`)
+    .option(
+      '--resolution <r>',
+      `${BETA_RESOLUTIONS.join(', ')} (4k only on gamma-video-2-0; fast and mini 480p/720p)`,
+    )
+    .option('--generate-audio', 'generate audio')
+    .option('--no-generate-audio', 'no audio')
+    .option('--watermark', 'keep the watermark')
+    .option('--no-watermark', 'no watermark')
+    .option('--return-last-frame', 'also return content.last_frame_url')
+    .option('--priority <n>', 'queue priority 0..9')
+    .option('--service-tier <t>', 'service tier (default, flex; flex not on mini)')
+    .option('--draft', 'draft mode (not on mini)')
+    .option(
+      '--body <file.json>',
+      'a JSON body to start from; flags override its fields (content flags replace its content)',
+    )
+    .option('--execution-expires-after <s>', 'execution expiry in seconds (usually 3600..259200)')
+    .option('--safety-identifier <id>', 'stable end-user id (a hash is advised)')
+    .option(
+      '--callback-url <https url>',
+      'https URL resolving to a public address; notified on state changes',
+    )
+    .option('--wait', 'wait until the task ends (limit: --timeout; default none)')
+    .option('--download <file>', 'wait, then save the video to <file>')
+    .option('--dry-run', 'print the body and the SKU and price it would bill under; send nothing')
+    .addHelpText(
+      'after',
+      `
+Prints only the task id (written to the local journal first, see gw history). With --wait/--download the id is
+printed before waiting; exit codes then follow gw beta task wait. With --json: the gateway's {id}, or with --wait
+one document {id, task, download?}. --dry-run needs no token.
+
+Examples:
+  gw beta task create "a lighthouse at dusk, slow dolly in" -m gamma-video-2-0 --resolution 1080p --duration 8
+  gw beta task create "extend forward, keep the original clip" -m gamma-video-2-0-fast --ref-video asset-20260528140922-d9646
+  gw beta task create "the cat jumps" -m gamma-video-2-0-mini --first-frame asset://asset-1 --dry-run
+  id=$(gw beta task create "waves" -m gamma-video-2-0-fast --download waves.mp4)`,
+    )
+    .action(
+      rt.action(async (ctx, prompt: string | undefined, opts: CreateOptions) => {
+        const base = opts.body !== undefined ? readBodyFile(opts.body) : {};
+        let body = buildBetaTaskBody(
+          {
+            model: opts.model,
+            prompt,
+            firstFrame: opts.firstFrame,
+            lastFrame: opts.lastFrame,
+            refImages: opts.refImage,
+            refVideos: opts.refVideo,
+            refAudios: opts.refAudio,
+            duration: intOrText(opts.duration),
+            ratio: opts.ratio,
+            resolution: opts.resolution,
+            generateAudio: opts.generateAudio,
+            watermark: opts.watermark,
+            returnLastFrame: opts.returnLastFrame,
+            priority: intOrText(opts.priority),
+            serviceTier: opts.serviceTier,
+            draft: opts.draft,
+            executionExpiresAfter: intOrText(opts.executionExpiresAfter),
+            safetyIdentifier: opts.safetyIdentifier,
+            callbackUrl: opts.callbackUrl,
+          },
+          base,
+        );
+        const resolve = await memoResolver();
+        if (ctx.globals.validate) {
+          const prepared = await prepareBetaTaskCreate(body, resolve);
+          for (const w of prepared.warnings) ctx.out.warn(w);
+          body = prepared.body;
+        }
+        if (opts.dryRun === true) {
+          printDryRun(ctx, body);
+          return;
+        }
+        const waitMs =
+          ctx.globals.timeout !== undefined ? parseDuration(ctx.globals.timeout, 'timeout') : undefined;
+        if (opts.download !== undefined) {
+          const { checkTarget } = await import('../../../core/download.js');
+          await checkTarget(opts.download, false); // refuse before creating (and billing) anything
+        }
+        const tasks = await import('../../../client/resources/beta-tasks.js');
+        const client = await ctx.client();
+        const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
+        const id = res.data.id;
+        const s = ctx.settings();
+        ctx.journal().record({
+          kind: 'beta-task',
+          id,
+          model: String(body.model),
+          requestId: res.requestId,
+          profile: s.profileName,
+          baseUrl: s.baseUrl,
+        });
+        if (opts.wait !== true && opts.download === undefined) {
+          if (ctx.globals.json) ctx.out.json(res.data);
+          else ctx.out.line(id);
+          return;
+        }
+        if (!ctx.globals.json) ctx.out.line(id);
+        const { assertSucceeded, followTask } = await import('./wait.js');
+        const task = await followTask(ctx, client, id, { timeoutMs: waitMs });
+        if (task.status !== 'succeeded' && ctx.globals.json) ctx.out.json({ id, task });
+        assertSucceeded(task);
+        let download;
+        if (opts.download !== undefined) {
+          const { downloadTask } = await import('./download.js');
+          download = await downloadTask(ctx, client, task, { file: opts.download });
+          if (!ctx.globals.json) ctx.out.note(`saved ${download.video.path}`);
+        }
+        if (ctx.globals.json) ctx.out.json({ id, task, ...(download ? { download } : {}) });
+      }),
+    );
+}
