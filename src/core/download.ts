@@ -205,6 +205,13 @@ async function toStdout(o: DownloadOptions): Promise<DownloadResult> {
       { end: false, ...signalOption(o.signal) },
     );
   } catch (e) {
+    if ((e as { code?: unknown }).code === 'EPIPE') {
+      // `gw … -o - | head -c 100`: the reader went away; not a network failure.
+      throw new GwError(`standard output was closed after ${bytes} bytes`, {
+        code: 'output_closed',
+        cause: e,
+      });
+    }
     throw mapStreamError(e, o.signal, undefined);
   }
   if (total !== undefined && bytes !== total) {

@@ -38,11 +38,12 @@ export function validateCreate(body: unknown): VideoCreateInput {
  * `POST /v1/videos` (common.md §4): creates a video task; the answer carries `video_id`. The body is checked
  * against §2.3 first unless the client was built with `validate: false`. Never retried (it would bill twice).
  */
-export function create(
+export async function create(
   client: GatewayClient,
   body: VideoCreateInput,
   o: CallOptions = {},
 ): Promise<ApiResult<VideoRecord>> {
+  // async: a rule violation is a rejected promise, like every other failure of this call.
   if (client.validate) validateCreate(body);
   return client.request({
     method: 'POST',
