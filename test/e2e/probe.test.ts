@@ -204,6 +204,31 @@ describe('gw probe against a faulty gateway', () => {
     expect(testcase(junit, 'video')).toMatch(/<failure message="video_\w+ ended failed/);
   });
 
+  it('exits 3 when the gateway refuses the token (every check fails with 401)', async () => {
+    const sim = await useSim();
+    const { report, exitCode } = await probe(['--skip', 'video'], { ...sim.env, GW_TOKEN: 'sk-wrong-0001' });
+    expect(exitCode).toBe(3);
+    expect(check(report, 'models')).toMatchObject({
+      status: 'fail',
+      error: { code: 'invalid_api_key', status: 401 },
+    });
+    expect(report.summary).toMatchObject({ failed: 5, skipped: 1 });
+  });
+
+  it('Ctrl-C stops a running probe with exit 130 and closes the in-process simulator', async () => {
+    const ac = new AbortController();
+    const sim = await useSim({ timings: { videoQueuedMs: 3_600_000 } });
+    const run = runGw(['probe', '--only', 'video'], { env: sim.env, signal: ac.signal });
+    // Abort once the video exists (the probe is then polling it).
+    while (!sim.requests.some((r) => r.method === 'GET' && r.path.startsWith('/v1/videos/'))) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    ac.abort();
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    expect(r.stdout).toBe('');
+  });
+
   it('fails video when it does not end within --video-timeout', async () => {
     const sim = await useSim({ timings: { videoQueuedMs: 3_600_000 } });
     const { report, junit, exitCode } = await probe(['--only', 'video', '--video-timeout', '1s'], sim.env);
