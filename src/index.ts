@@ -1,6 +1,16 @@
-/** gw as a library: the typed gateway client and the contract. */
-export { GatewayClient } from './client/gateway-client.js';
-export type { GatewayClientOptions, ApiResult, StreamResult, Exchange } from './client/gateway-client.js';
+/** gw as a library: the typed gateway client, its resources, and the contract. */
+export { GatewayClient, buildQuery } from './client/gateway-client.js';
+export type { GatewayClientOptions, ApiResult, StreamResult, RawResult, Exchange } from './client/gateway-client.js';
 export { GatewayError, AuthError, ResponseShapeError, ConnectionError } from './client/errors.js';
 export { decodeSse, type SseEvent } from './client/sse.js';
+export * as models from './client/resources/models.js';
+export * as chat from './client/resources/chat.js';
+export * as responses from './client/resources/responses.js';
+export * as messages from './client/resources/messages.js';
+export * as embeddings from './client/resources/embeddings.js';
+export * as images from './client/resources/images.js';
+export * as videos from './client/resources/videos.js';
+export * as alpha from './client/resources/alpha.js';
+export { ERROR_HINTS, hintFor } from './contract/errors.js';
+export * as catalog from './contract/catalog.js';
 export { main } from './cli.js';
