@@ -205,10 +205,13 @@ Examples:
           }
           final = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
         } catch (e) {
+          const interrupted = isPromptExit(e) || e instanceof InterruptedError;
+          // The terminal echoed ^C mid-line: start the refs on a fresh line so they can be copied as they are.
+          if (interrupted && ctx.io.stderr.isTTY === true) ctx.io.stderr.write('\n');
           // Whatever was created stays usable: the ids are journaled; print them so nothing is lost.
           for (const id of ids) ctx.out.line(`asset://${id}`);
-          if (isPromptExit(e) || e instanceof InterruptedError) {
-            throw new InterruptedError('interrupted: upload stopped', {
+          if (interrupted) {
+            throw new InterruptedError('upload stopped by Ctrl-C', {
               hint:
                 ids.length > 0
                   ? `the created assets are in gw history; follow them with: ${assetResumeCommand(ctx, opts.model, ids)}`
