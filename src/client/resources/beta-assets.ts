@@ -67,7 +67,7 @@ function checked<T>(client: GatewayClient, schema: z.ZodType<T>, body: unknown):
 }
 
 /** `CreateAssetGroup` (§4.2): `Result.Id` of the new group. */
-export function createGroup(
+export async function createGroup(
   client: GatewayClient,
   body: { model: string; Name: string; GroupType?: string; Description?: string | undefined },
   o: CallOptions = {},
@@ -86,7 +86,7 @@ export function createGroup(
  * `CreateAsset` (§4.2): `Result.Id` only; the asset starts `Processing`. With validation on, a URL that cannot be
  * publicly downloadable (not https, credentials, a private host) is refused before sending (§2.6).
  */
-export function createAsset(
+export async function createAsset(
   client: GatewayClient,
   body: { model: string; GroupId: string; URL: string; AssetType: string; Name: string },
   o: CallOptions = {},
@@ -102,7 +102,7 @@ export function createAsset(
 }
 
 /** `GetAsset` (§4.2): the asset with its `Status`. */
-export function getAsset(
+export async function getAsset(
   client: GatewayClient,
   body: { model: string; Id: string },
   o: CallOptions = {},
@@ -111,7 +111,7 @@ export function getAsset(
 }
 
 /** `ListAssets` (§4.2): `Filter.GroupType` is always `AIGC`. */
-export function listAssets(
+export async function listAssets(
   client: GatewayClient,
   p: { model: string; groupIds: readonly string[]; page?: number | undefined; pageSize?: number | undefined },
   o: CallOptions = {},
@@ -129,7 +129,7 @@ export function listAssets(
 export type AssetWaitOptions = Omit<PollOptions<GetAssetResult['Result']>, 'fetch' | 'done'>;
 
 /** Polls `GetAsset` at the document's 2, 5, 10, 20 s steps (then every 20 s) until `Active` or `Failed` (§3). */
-export function waitAsset(
+export async function waitAsset(
   client: GatewayClient,
   p: { model: string; id: string },
   o: AssetWaitOptions = {},

@@ -58,7 +58,7 @@ export async function create(
 }
 
 /** `GET …/tasks/{task_id}` (§4.1): the task record of §2.5. */
-export function retrieve(
+export async function retrieve(
   client: GatewayClient,
   id: string,
   o: { signal?: AbortSignal | undefined } = {},
@@ -81,7 +81,7 @@ export interface BetaTaskListParams {
 }
 
 /** `GET …/tasks` (§4.1): `{items, total}` for the current tenant. */
-export function list(
+export async function list(
   client: GatewayClient,
   p: BetaTaskListParams = {},
   o: { signal?: AbortSignal | undefined } = {},
@@ -107,7 +107,7 @@ export function list(
  * `DELETE …/tasks/{task_id}` (§3, §4.1): a queued task becomes cancelled; a finished one is hidden from the
  * tenant (audit and billing kept); a running one is refused with 409 `InvalidAction.RunningTaskDeletion`.
  */
-export function remove(
+export async function remove(
   client: GatewayClient,
   id: string,
   o: { signal?: AbortSignal | undefined } = {},

@@ -4,7 +4,7 @@ import type { Cell } from '../../../ui/output.js';
 import type { Runtime } from '../../context.js';
 
 function time(s: number | undefined): string | undefined {
-  return s !== undefined ? new Date(s * 1000).toISOString() : undefined;
+  return s !== undefined ? new Date(s * 1000).toISOString().replace('.000Z', 'Z') : undefined;
 }
 
 /** A task record (§2.5) as aligned key-value rows. */
