@@ -38,9 +38,22 @@ export async function runGw(argv: string[], o: RunOptions = {}): Promise<GwResul
   stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const stdin = Readable.from(o.stdin !== undefined ? [Buffer.from(o.stdin)] : []);
   if (o.tty) {
-    Object.assign(stdout, { isTTY: true, columns: 100 });
-    Object.assign(stderr, { isTTY: true, columns: 100 });
-    Object.assign(stdin, { isTTY: true });
+    // Enough of tty.WriteStream for ora and the progress bar to draw.
+    const ttyLike = {
+      isTTY: true,
+      columns: 100,
+      rows: 40,
+      cursorTo: (_x: number, _y?: number | (() => void), cb?: () => void) => (cb?.(), true),
+      moveCursor: (_dx: number, _dy: number, cb?: () => void) => (cb?.(), true),
+      clearLine: (_dir: number, cb?: () => void) => (cb?.(), true),
+      clearScreenDown: (cb?: () => void) => (cb?.(), true),
+      getWindowSize: () => [100, 40],
+      hasColors: () => false,
+      getColorDepth: () => 1,
+    };
+    Object.assign(stdout, ttyLike);
+    Object.assign(stderr, ttyLike);
+    Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
   }
   const env = { NO_COLOR: '1', ...isolatedDirs(), ...o.env };
   const exitCode = await main(argv, {
