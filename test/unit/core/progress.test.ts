@@ -14,7 +14,7 @@ describe('progress on stderr', () => {
     expect(tty.exitCode).toBe(0);
     expect(tty.stderr).toContain(`⠋ ${id} waiting`);
     expect(tty.stderr).toMatch(new RegExp(`✔ ${id} (completed|success) after`));
-    expect(tty.stdout).not.toMatch(/\u001b\[/);
+    expect(tty.stdout).not.toContain('\u001b[');
     const json = await runGw(['video', 'wait', id, '--json'], { env: sim.env, tty: true });
     expect(json.stderr).toBe('');
     expect(JSON.parse(json.stdout)).toMatchObject({ video_id: id });
