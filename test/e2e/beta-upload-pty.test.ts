@@ -25,7 +25,7 @@ describe('gw beta asset upload on a terminal', () => {
     s.type(ENTER);
     await s.expect('New group name');
     s.type(`storyboard${ENTER}`);
-    await s.expect(/created asset group group-\d{14}-\w+ \(storyboard\)/);
+    // (expect() skips everything shown before its match: wait for one text per answer, never two in a row)
 
     await s.expect('Asset URL (public https)');
     s.type(`http://example.com/cat.png${ENTER}`);
@@ -49,6 +49,7 @@ describe('gw beta asset upload on a terminal', () => {
     await s.expect(/asset\s+type\s+status/); // the live table on stderr
     expect(await s.exited).toBe(0);
 
+    expect(stripAnsi(s.output())).toMatch(/created asset group group-\d{14}-\w+ \(storyboard\)/);
     const refs = refsOn(s.output());
     expect(refs).toHaveLength(2);
     const assets = [...assetStore(sim.sim).assets.values()];
