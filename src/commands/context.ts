@@ -169,6 +169,7 @@ export class Context {
 
   /** Closes every client this context opened. */
   async close(): Promise<void> {
+    this.out.flush();
     await Promise.all(this.#clients.map((c) => c.close()));
   }
 }

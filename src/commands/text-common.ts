@@ -80,16 +80,16 @@ export function numberFlag(value: string | undefined, field: string): number | u
   return n;
 }
 
-/** Prints generated text as it arrives (one write per event) and ends the line once. Silent with `--json`. */
+/** Prints generated text as it arrives and ends the line once. Silent with `--json`. */
 export class TextPrinter {
   #printed = false;
   #last = '';
   constructor(private readonly ctx: Context) {}
 
-  /** Writes a delta to stdout at once. */
+  /** Writes a delta to stdout as it arrives (deltas of one network read share one write). */
   write(text: string): void {
     if (text.length === 0 || this.ctx.globals.json) return;
-    this.ctx.out.write(text);
+    this.ctx.out.stream(text);
     this.#printed = true;
     this.#last = text;
   }
@@ -113,7 +113,7 @@ export async function printStream<T>(
   let complete = false;
   try {
     for await (const ev of events) {
-      if (ctx.globals.json) ctx.out.ndjson(ev);
+      if (ctx.globals.json) ctx.out.stream(`${JSON.stringify(ev)}\n`);
       onEvent(ev, printer);
     }
     complete = true;
