@@ -308,6 +308,7 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
       /no version suffix/,
     ],
     [['list', '--group', 'g', ...M, '--page', '0'], /page: must be an integer >= 1/],
+    [['list', ...M], /required option '--group <id>'/],
     [['get', 'asset-1', '-m', 'seedance'], /is not accepted/],
     [['wait', 'asset-1', ...M, '--timeout', 'later'], /not a duration/],
   ])('refuses %j with exit 2 and sends nothing', async (args, message) => {

@@ -16,12 +16,7 @@ function positive(value: string | undefined, field: string): number | undefined 
 export default function listCommand(rt: Runtime): Command {
   return new Command('list')
     .description('list assets of groups (table: id, group, type, status)')
-    .requiredOption(
-      '--group <id>',
-      'group id (repeatable)',
-      (v: string, acc: string[]) => [...acc, v],
-      [] as string[],
-    )
+    .requiredOption('--group <id>', 'group id (repeatable)', (v: string, acc: string[] = []) => [...acc, v])
     .requiredOption('-m, --model <model>', 'public model name (e.g. gamma-video-2-0)')
     .option('--page <n>', 'PageNumber, from 1')
     .option('--page-size <n>', 'PageSize')

@@ -128,8 +128,7 @@ export default function uploadCommand(rt: Runtime): Command {
     .option(
       '--url <url>',
       'public https URL (repeatable); type guessed from the extension',
-      (v: string, a: string[]) => [...a, v],
-      [] as string[],
+      (v: string, a: string[] = []) => [...a, v],
     )
     .addHelpText(
       'after',
@@ -146,7 +145,8 @@ Examples:
   refs=$(gw beta asset upload --group group-1 --url https://example.com/cat.png --url https://example.com/a.mp4)`,
     )
     .action(
-      rt.action(async (ctx, opts: { model: string; group?: string; url: string[] }) => {
+      rt.action(async (ctx, o: { model: string; group?: string; url?: string[] }) => {
+        const opts = { ...o, url: o.url ?? [] };
         const interactive = ctx.interactive && !(opts.group !== undefined && opts.url.length > 0);
         if (!interactive && opts.url.length === 0) {
           throw new UsageError('url: give at least one --url (on a terminal gw asks for them)', {

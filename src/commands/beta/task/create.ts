@@ -18,9 +18,9 @@ interface CreateOptions {
   model?: string;
   firstFrame?: string;
   lastFrame?: string;
-  refImage: string[];
-  refVideo: string[];
-  refAudio: string[];
+  refImage?: string[];
+  refVideo?: string[];
+  refAudio?: string[];
   duration?: string;
   ratio?: string;
   resolution?: string;
@@ -39,7 +39,7 @@ interface CreateOptions {
   dryRun?: boolean;
 }
 
-const collect = (v: string, acc: string[]): string[] => [...acc, v];
+const collect = (v: string, acc: string[] = []): string[] => [...acc, v];
 
 function readBodyFile(path: string): Record<string, unknown> {
   let parsed: unknown;
@@ -118,14 +118,13 @@ export default function createCommand(rt: Runtime): Command {
       'image asset as the strict first frame (asset://<id>, Asset://<id> or a bare id)',
     )
     .option('--last-frame <asset>', 'image asset as the strict last frame')
-    .option('--ref-image <asset>', 'reference image asset (repeatable)', collect, [])
+    .option('--ref-image <asset>', 'reference image asset (repeatable)', collect)
     .option(
       '--ref-video <asset>',
       'reference video asset (repeatable; 1 to edit/extend, 2-3 to join)',
       collect,
-      [],
     )
-    .option('--ref-audio <asset>', 'reference audio asset (repeatable; not on mini)', collect, [])
+    .option('--ref-audio <asset>', 'reference audio asset (repeatable; not on mini)', collect)
     .option('--duration <n>', 'seconds 4..15, or -1 to let the model choose')
     .option('--ratio <r>', `aspect ratio: ${BETA_RATIOS.join(', ')}`)
     .option(

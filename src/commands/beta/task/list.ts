@@ -12,7 +12,7 @@ import type { Runtime } from '../../context.js';
 interface ListOptions {
   status?: string;
   model?: string;
-  ids: string[];
+  ids?: string[];
   page?: string;
   pageSize?: string;
   all?: boolean;
@@ -36,14 +36,13 @@ export default function listCommand(rt: Runtime): Command {
     .option(
       '--ids <a,b>',
       'only these task ids (comma-separated; repeatable)',
-      (v: string, acc: string[]) => [
+      (v: string, acc: string[] = []) => [
         ...acc,
         ...v
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean),
       ],
-      [],
     )
     .option('--page <n>', 'page number, from 1')
     .option('--page-size <n>', 'items per page')
