@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Tiny launcher: the real program lives in dist/ (built by `npm run build`, run on install by `prepare`).
+import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 
 // undici parses HTTP with llhttp compiled to WebAssembly. V8 tiers that module up with TurboFan on background
@@ -7,5 +8,12 @@ import { setFlagsFromString } from 'node:v8';
 // Node 20). Baseline (Liftoff) code is plenty fast for parsing HTTP, so skip the tier-up.
 setFlagsFromString('--liftoff-only');
 
-const { main } = await import('../dist/cli.js');
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  // The one answer that needs no program: print it without loading dist/ (start-up budget, issue 9).
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`${version}\n`);
+} else {
+  const { main } = await import('../dist/cli.js');
+  process.exitCode = await main(argv);
+}

@@ -12,7 +12,25 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
 
+// commander loads child_process (~2 ms) at start-up for executable subcommands, which gw never uses: hand it a
+// proxy that loads the real module on first use.
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? { path: 'child_process', namespace: 'gw-lazy' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'gw-lazy' }, () => ({
+      contents: "module.exports = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });",
+      loader: 'js',
+    }));
+  },
+};
+
 const result = await build({
+  plugins: [lazyChildProcess],
   absWorkingDir: root,
   entryPoints: { cli: 'src/cli.ts', index: 'src/index.ts' },
   outdir,

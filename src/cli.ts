@@ -1,10 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
-import { createRuntime, type Context, type Runtime } from './commands/context.js';
+import type { Context, Runtime } from './commands/context.js';
 import { COMMANDS } from './commands/registry.js';
 import { ExitCode, GwError, InterruptedError, UsageError } from './core/errors.js';
 import { processIo, type Io } from './ui/io.js';
-import { Output } from './ui/output.js';
-import { Redactor } from './ui/redact.js';
 
 /** The version printed by `gw --version`. */
 export const VERSION = '0.1.0';
@@ -105,23 +103,37 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
 
   let exitCode: number = ExitCode.ok;
   let ctx: Context | undefined;
-  const rt = createRuntime(io, signal, {
-    onContext: (c) => (ctx = c),
-    onExit: (code) => (exitCode = code),
-  });
+  const hooks = { onContext: (c: Context) => (ctx = c), onExit: (code: number) => (exitCode = code) };
+  const actionSignal = signal;
+  // The context (output, config, journal, client factory) is loaded only when a command actually runs, so
+  // `gw --help` and `gw <group> --help` never pay for it.
+  const rt: Runtime = {
+    io,
+    action(handler) {
+      return async (...args: unknown[]) => {
+        const { createRuntime } = await import('./commands/context.js');
+        await createRuntime(io, actionSignal, hooks).action(handler)(...args);
+      };
+    },
+  };
   try {
     const program = await buildProgram(argv, rt);
     applyIo(program, io);
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
   } catch (e) {
-    return renderError(e, io, ctx, argv);
+    return await renderError(e, io, ctx, argv);
   } finally {
     cleanup();
   }
 }
 
-function renderError(e: unknown, io: Io, ctx: Context | undefined, argv: readonly string[]): number {
+async function renderError(
+  e: unknown,
+  io: Io,
+  ctx: Context | undefined,
+  argv: readonly string[],
+): Promise<number> {
   if (e instanceof CommanderError) {
     if (
       e.code === 'commander.helpDisplayed' ||
@@ -134,6 +146,8 @@ function renderError(e: unknown, io: Io, ctx: Context | undefined, argv: readonl
     // commander already printed its message to stderr
     return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   }
+  const { Output } = await import('./ui/output.js');
+  const { Redactor } = await import('./ui/redact.js');
   const out =
     ctx?.out ??
     new Output(
