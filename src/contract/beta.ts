@@ -728,3 +728,48 @@ export function buildBetaTaskBody(
   if (input.callbackUrl !== undefined) delete body.CallbackURL;
   return body;
 }
+
+/** What `--dry-run` reports besides the body: the SKU (or candidates), the 4k size, and readable lines. */
+export interface BetaQuote {
+  sku: BetaSkuQuote | null;
+  candidates: BetaSkuQuote[];
+  unit: 'USD per million tokens';
+  /** §2.2 output size when `resolution` is 4k and the ratio is fixed. */
+  size?: string;
+  lines: string[];
+}
+
+/** §2.2/§2.3: the SKU and price a create body would bill under, for `--dry-run`. */
+export function quoteBetaTask(body: Record<string, unknown>): BetaQuote {
+  const candidates = skuCandidates(body as Parameters<typeof skuCandidates>[0]);
+  const one = candidates.length === 1 ? (candidates[0] as BetaSkuQuote) : null;
+  const ratio = typeof body.ratio === 'string' ? body.ratio : undefined;
+  const size =
+    body.resolution === '4k' && ratio !== undefined
+      ? BETA_4K_SIZES[ratio as keyof typeof BETA_4K_SIZES]
+      : undefined;
+  const price = (p: number): string => `${p.toFixed(1)} USD per million tokens`;
+  const lines: string[] = [];
+  if (one !== null) {
+    lines.push(`sku: ${one.sku}`);
+    lines.push(
+      `price: ${price(one.price)} (${DOC} §2.3; ${one.reference === 'video' ? 'has a' : 'no'} video reference)`,
+    );
+    if (isFilterOff(one.model)) {
+      lines.push(`billing: reuses the price of its normal counterpart; logs keep ${one.model} (§2.3)`);
+    }
+  } else if (candidates.length > 0) {
+    lines.push(
+      'sku: depends on the resolution the service picks (no resolution given; its default is not documented):',
+    );
+    for (const q of candidates) lines.push(`  ${q.sku}  ${price(q.price)}`);
+  } else lines.push(`sku: unknown (the model is not one of ${DOC} §2.1)`);
+  if (size !== undefined) lines.push(`size: ${size}, 10-bit H.265 (${DOC} §2.2)`);
+  return {
+    sku: one,
+    candidates,
+    unit: 'USD per million tokens',
+    ...(size !== undefined ? { size } : {}),
+    lines,
+  };
+}

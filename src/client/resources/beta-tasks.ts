@@ -24,6 +24,15 @@ export async function resolveHost(host: string): Promise<string[]> {
   return answers.map((a) => a.address);
 }
 
+/** A resolver that asks `resolve` once per host (a command's own check and the resource's reuse the answer). */
+export function cachingResolver(resolve: HostResolver = resolveHost): HostResolver {
+  const seen = new Map<string, Promise<string[]>>();
+  return (host) => {
+    if (!seen.has(host)) seen.set(host, resolve(host));
+    return seen.get(host) as Promise<string[]>;
+  };
+}
+
 /** Options of `create`. */
 export interface BetaTaskCreateOptions {
   signal?: AbortSignal | undefined;

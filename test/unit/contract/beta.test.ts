@@ -15,6 +15,7 @@ import {
   normalizeAssetUrl,
   normalizeBetaModel,
   prepareBetaTaskCreate,
+  quoteBetaTask,
   renameCallbackUrl,
   skuCandidates,
   skuFor,
@@ -480,6 +481,31 @@ describe('beta §2.2 and §2.3 tables', () => {
       'gamma-video-2-0-480p-novideo',
       'gamma-video-2-0-720p-novideo',
       'gamma-video-2-0-1080p-novideo',
+    ]);
+  });
+});
+
+describe('quoteBetaTask (--dry-run)', () => {
+  it('names the SKU, its price, the 4k size and the filter-off billing rule', () => {
+    const q = quoteBetaTask({
+      model: 'gamma-video-2-0-filter-off',
+      resolution: '4k',
+      ratio: '9:16',
+      content: [text(), vid()],
+    });
+    expect(q.sku?.sku).toBe('gamma-video-2-0-4k-video');
+    expect(q.size).toBe('2160x3840');
+    expect(q.lines).toEqual([
+      'sku: gamma-video-2-0-4k-video',
+      'price: 2.4 USD per million tokens (beta-tasks-assets.md §2.3; has a video reference)',
+      'billing: reuses the price of its normal counterpart; logs keep gamma-video-2-0-filter-off (§2.3)',
+      'size: 2160x3840, 10-bit H.265 (beta-tasks-assets.md §2.2)',
+    ]);
+  });
+  it('lists the candidates when the resolution is open, and says when the model is unknown', () => {
+    expect(quoteBetaTask({ model: 'gamma-video-2-0', content: [text()] }).lines).toHaveLength(4);
+    expect(quoteBetaTask({ model: 'gv2' }).lines).toEqual([
+      'sku: unknown (the model is not one of beta-tasks-assets.md §2.1)',
     ]);
   });
 });

@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import {
-  BETA_4K_SIZES,
   BETA_RATIOS,
   BETA_RESOLUTIONS,
   buildBetaTaskBody,
   intOrText,
   prepareBetaTaskCreate,
-  skuCandidates,
-  type HostResolver,
+  quoteBetaTask,
 } from '../../../contract/beta.js';
 import { parseDuration } from '../../../core/duration.js';
 import { UsageError } from '../../../core/errors.js';
@@ -56,52 +54,15 @@ function readBodyFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** Caches DNS answers so the command's check and the resource's check resolve the callback host once. */
-async function memoResolver(): Promise<HostResolver> {
-  const { resolveHost } = await import('../../../client/resources/beta-tasks.js');
-  const seen = new Map<string, Promise<string[]>>();
-  return (host) => {
-    if (!seen.has(host)) seen.set(host, resolveHost(host));
-    return seen.get(host) as Promise<string[]>;
-  };
-}
-
 /** `--dry-run`: the body, then the SKU of §2.3 and its price (every candidate when the resolution is open). */
 function printDryRun(ctx: Context, body: Record<string, unknown>): void {
-  const quotes = skuCandidates(body as Parameters<typeof skuCandidates>[0]);
-  const one = quotes.length === 1 ? quotes[0] : undefined;
-  const ratio = typeof body.ratio === 'string' ? body.ratio : undefined;
-  const size =
-    body.resolution === '4k' && ratio !== undefined
-      ? BETA_4K_SIZES[ratio as keyof typeof BETA_4K_SIZES]
-      : undefined;
+  const { lines, ...quote } = quoteBetaTask(body);
   if (ctx.globals.json) {
-    ctx.out.json({
-      body,
-      sku: one ?? null,
-      candidates: quotes,
-      unit: 'USD per million tokens',
-      ...(size ? { size } : {}),
-    });
+    ctx.out.json({ body, ...quote });
     return;
   }
   ctx.out.json(body);
-  const price = (p: number): string => `${p.toFixed(1)} USD per million tokens`;
-  if (one !== undefined) {
-    ctx.out.line(`sku: ${one.sku}`);
-    ctx.out.line(
-      `price: ${price(one.price)} (beta-tasks-assets.md §2.3; ${one.reference === 'video' ? 'has' : 'no'} video reference)`,
-    );
-  } else if (quotes.length > 0) {
-    ctx.out.line(
-      'sku: depends on the resolution the service picks (no --resolution; its default is not documented):',
-    );
-    for (const q of quotes) ctx.out.line(`  ${q.sku}  ${price(q.price)}`);
-  } else ctx.out.line('sku: unknown (the model is not one of beta-tasks-assets.md §2.1)');
-  if (size !== undefined) ctx.out.line(`size: ${size}, 10-bit H.265 (beta-tasks-assets.md §2.2)`);
-  if (typeof body.model === 'string' && body.model.includes('filter-off') && one !== undefined) {
-    ctx.out.line(`billing: reuses the SKU price of its normal counterpart; logs keep ${one.model} (§2.3)`);
-  }
+  for (const l of lines) ctx.out.line(l);
 }
 
 /** `gw beta task create [prompt]`: prints the task id (journaled first); `--wait` and `--download` chain. */
@@ -192,7 +153,8 @@ Examples:
           },
           base,
         );
-        const resolve = await memoResolver();
+        const { cachingResolver } = await import('../../../client/resources/beta-tasks.js');
+        const resolve = cachingResolver();
         if (ctx.globals.validate) {
           const prepared = await prepareBetaTaskCreate(body, resolve);
           for (const w of prepared.warnings) ctx.out.warn(w);
