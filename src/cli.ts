@@ -92,11 +92,19 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       if (hits > 1) process.exit(ExitCode.interrupted);
       ac.abort(new InterruptedError());
     };
+    // `gw … | head`: once the reader is gone there is nowhere to print; stop quietly, as Unix tools do.
+    // Created ids were journaled (fsynced) before they were printed, so nothing is lost.
+    const onStdoutError = (e: NodeJS.ErrnoException): void => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw e;
+    };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    process.stdout.on('error', onStdoutError);
     cleanup = () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.stdout.off('error', onStdoutError);
     };
   }
   signal ??= new AbortController().signal;

@@ -182,3 +182,22 @@ describe('gw config and login', () => {
     expect((await spawnGw(['config', 'list', '--json'], { env: dirs })).stdout).not.toContain(sim.baseUrl);
   });
 });
+
+describe('gw in a pipeline', () => {
+  it('stops quietly when the reader goes away (`gw … | head -1`)', async () => {
+    const sim = await useSim({ streamChunks: 20_000 });
+    const { execFile } = await import('node:child_process');
+    const { GW_BIN } = await import('../helpers/gw.js');
+    const script = `node "${GW_BIN}" chat --stream --json -m chat-3.7-plus hi 2>err.txt | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"; cat err.txt`;
+    const dirs = isolatedDirs();
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'bash',
+        ['-c', script],
+        { cwd: dirs.HOME, env: { ...process.env, ...dirs, ...sim.env } },
+        (e, stdout) => (e ? reject(e) : resolve(stdout)),
+      ),
+    );
+    expect(out.trim()).toBe('0');
+  });
+});
