@@ -190,14 +190,11 @@ describe('gw in a pipeline', () => {
     const { GW_BIN } = await import('../helpers/gw.js');
     const script = `node "${GW_BIN}" chat --stream --json -m chat-3.7-plus hi 2>err.txt | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"; cat err.txt`;
     const dirs = isolatedDirs();
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        'bash',
-        ['-c', script],
-        { cwd: dirs.HOME, env: { ...process.env, ...dirs, ...sim.env } },
-        (e, stdout) => (e ? reject(e) : resolve(stdout)),
-      ),
-    );
+    const { promisify } = await import('node:util');
+    const { stdout: out } = await promisify(execFile)('bash', ['-c', script], {
+      cwd: dirs.HOME,
+      env: { ...process.env, ...dirs, ...sim.env },
+    });
     expect(out.trim()).toBe('0');
   });
 });
