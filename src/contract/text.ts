@@ -6,7 +6,7 @@
  * tool fields), so unknown fields are kept and sent; only the documented rules are checked. The simulator uses the
  * same schemas server-side (src/sim/routes/text.ts), so client and gateway agree on every rule.
  */
-import ipaddr from 'ipaddr.js';
+import { NEEDS_DNS, bareHost, hostProblemOffline } from './net.js';
 import { z } from 'zod';
 
 const S22 = 'common.md §2.2';
@@ -49,15 +49,10 @@ export function isPublicHttpsUrl(url: string): boolean {
     return false;
   }
   if (u.protocol !== 'https:') return false;
-  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === '' || host === 'localhost' || host.endsWith('.localhost')) return false;
-  if (ipaddr.isValid(host)) {
-    let addr = ipaddr.parse(host);
-    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
-      addr = (addr as ipaddr.IPv6).toIPv4Address();
-    }
-    return addr.range() === 'unicast';
-  }
+  const host = bareHost(u.hostname).toLowerCase();
+  if (host === '') return false;
+  const offline = hostProblemOffline(host);
+  if (offline !== NEEDS_DNS) return offline === undefined;
   // A name without a dot (https://intranet/x.png) only resolves inside a private network.
   return host.includes('.') && !host.endsWith('.local') && !host.endsWith('.internal');
 }
