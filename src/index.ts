@@ -11,6 +11,8 @@ export * as embeddings from './client/resources/embeddings.js';
 export * as images from './client/resources/images.js';
 export * as videos from './client/resources/videos.js';
 export * as alpha from './client/resources/alpha.js';
+export * as betaTasks from './client/resources/beta-tasks.js';
+export * as betaAssets from './client/resources/beta-assets.js';
 export { ERROR_HINTS, hintFor } from './contract/errors.js';
 export * as catalog from './contract/catalog.js';
 export { main } from './cli.js';
