@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Cdn } from './cdn.js';
@@ -98,10 +99,14 @@ export class Sim {
     return `req-sim-${(++this.#requestCounter).toString(36).padStart(6, '0')}`;
   }
 
-  /** A random id with a prefix (`video_…`, `cgt-…`). */
+  /**
+   * A random id with a prefix (`video_…`, `cgt-…`). Unlike faults, ids are not seeded: a restarted simulator must
+   * never hand out an id that a user's journal already holds from an earlier run.
+   */
   id(prefix: string): string {
+    const bytes = randomBytes(16);
     let s = '';
-    for (let i = 0; i < 16; i++) s += Math.floor(this.random() * 36).toString(36);
+    for (const b of bytes) s += (b % 36).toString(36);
     return `${prefix}${s}`;
   }
 
@@ -218,6 +223,8 @@ export class Sim {
       }
       if (f.kind === 'slow' && !(req.headers.accept ?? '').includes('text/event-stream')) {
         res.writeHead(200, { 'content-type': 'application/json', 'x-gateway-request-id': requestId });
+        // The answer has begun (headers and request id out), then never finishes.
+        res.flushHeaders();
         const t = setInterval(() => res.write(' '), f.ms ?? 1000);
         signal.addEventListener('abort', () => clearInterval(t), { once: true });
         res.on('close', () => clearInterval(t));

@@ -164,3 +164,12 @@ describe('gw sim (process)', () => {
     expect(await portOpen(port)).toBe(false);
   });
 });
+
+describe('simulator ids', () => {
+  it('are unique across restarts, so a journal never sees one twice', async () => {
+    const a = await useSim();
+    const b = await useSim();
+    expect(a.sim.id('video_')).not.toBe(b.sim.id('video_'));
+    expect(a.sim.id('video_')).toMatch(/^video_[0-9a-z]{16}$/);
+  });
+});
