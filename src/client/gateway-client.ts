@@ -323,6 +323,7 @@ export class GatewayClient {
     const timeoutMs = o.timeoutMs ?? this.#timeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = o.signal !== undefined ? AbortSignal.any([o.signal, timeout]) : timeout;
+    let requestId: string | undefined;
     try {
       const res = await request(url, {
         dispatcher: this.#dispatcher,
@@ -333,12 +334,14 @@ export class GatewayClient {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
+      requestId = header(res.headers, REQUEST_ID);
       const text = await res.body.text();
-      this.#report(o, url, res.statusCode, started, header(res.headers, REQUEST_ID), attempt);
+      this.#report(o, url, res.statusCode, started, requestId, attempt);
       return { status: res.statusCode, headers: res.headers, text };
     } catch (e) {
-      this.#report(o, url, undefined, started, undefined, attempt, e);
-      throw this.#mapError(e, o, timeoutMs, undefined, timeout.aborted && o.signal?.aborted !== true);
+      // An answer cut short (dropped, or stalled past the timeout) after its headers still names the exchange.
+      this.#report(o, url, undefined, started, requestId, attempt, e);
+      throw this.#mapError(e, o, timeoutMs, requestId, timeout.aborted && o.signal?.aborted !== true);
     }
   }
 
@@ -360,19 +363,20 @@ export class GatewayClient {
     }
     if (o.signal?.aborted === true || isAbortError(e)) return new InterruptedError();
     if (code === 'UND_ERR_REQ_RETRY' || (e instanceof Error && /redirect/i.test(e.message))) {
-      return new ConnectionError(`${what}: ${(e as Error).message} (redirect loop?)`, {
-        requestId,
-        cause: e,
-      });
+      // undici's own text advises on Client/Pool internals; say what happened instead.
+      const to = e instanceof Error ? /redirect to (\S+?)\.?(?:\s|$)/i.exec(e.message)?.[1] : undefined;
+      return new ConnectionError(
+        `${what}: too many redirects (a redirect loop${to !== undefined ? ` at ${to}` : ''})`,
+        { requestId, cause: e },
+      );
     }
     const msg = e instanceof Error ? e.message : String(e);
-    return new ConnectionError(
-      `${what}: connection failed: ${msg}${typeof code === 'string' ? ` (${code})` : ''}`,
-      {
-        requestId,
-        cause: e,
-      },
-    );
+    // With a request id the answer had begun: the connection was lost in the middle of it.
+    const what2 = requestId !== undefined ? 'the connection dropped mid-answer' : 'connection failed';
+    return new ConnectionError(`${what}: ${what2}: ${msg}${typeof code === 'string' ? ` (${code})` : ''}`, {
+      requestId,
+      cause: e,
+    });
   }
 
   #parse<T>(o: RequestOptions<T>, status: number, text: string, requestId: string | undefined): T {

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { GatewayError } from '../client/errors.js';
-import { GwError, InterruptedError, UsageError, isAbortError } from './errors.js';
+import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
 
 /** An open binary answer: `GatewayClient.raw()`'s DownloadAnswer fits, as does any status + headers + Readable. */
 export interface DownloadAnswer {
@@ -137,6 +137,16 @@ function mapStreamError(e: unknown, signal: AbortSignal | undefined, part: strin
   }
   const msg = e instanceof Error ? e.message : String(e);
   const code = (e as { code?: unknown }).code;
+  if (code === 'UND_ERR_BODY_TIMEOUT') {
+    // The origin stopped sending: a request past its limit (exit 4), the part kept for a later resume.
+    return new TimeoutError('the download stalled: no data within the request timeout (--timeout)', {
+      cause: e,
+      hint:
+        part !== undefined
+          ? `nothing was written to the final path; the partial file ${part} is kept: run the same command again to resume`
+          : 'raise --timeout or check the result URL origin',
+    });
+  }
   return incomplete(
     `the connection dropped during the download: ${msg}${typeof code === 'string' ? ` (${code})` : ''}`,
     part,

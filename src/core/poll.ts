@@ -1,6 +1,6 @@
 import { backoffDelay, sleep as realSleep } from '../client/backoff.js';
 import { ConnectionError, GatewayError } from '../client/errors.js';
-import { InterruptedError, TimeoutError } from './errors.js';
+import { InterruptedError, TimeoutError, type GwError } from './errors.js';
 
 /** How to follow a task until it ends. */
 export interface PollOptions<T> {
@@ -44,6 +44,16 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
   const deadline = o.timeoutMs !== undefined ? started + o.timeoutMs : Infinity;
   let attempt = 0;
   let failures = 0;
+  let lastError: GwError | undefined;
+  // A limit reached while the gateway kept failing names the last failure and its request id.
+  const timedOut = (): TimeoutError => {
+    const s = Math.round((now() - started) / 1000);
+    if (failures === 0 || lastError === undefined) return new TimeoutError(`still running after ${s}s`);
+    return new TimeoutError(`still no answer after ${s}s; the last poll failed: ${lastError.message}`, {
+      requestId: lastError.requestId,
+      cause: lastError,
+    });
+  };
   for (;;) {
     if (o.signal?.aborted) throw new InterruptedError();
     let wait: number;
@@ -55,12 +65,13 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
       wait = nextDelay(o, attempt++);
     } catch (e) {
       if (!transient(e) || ++failures > (o.maxTransient ?? 5)) throw e;
+      lastError = e as GwError;
       const retryAfter = e instanceof GatewayError ? e.retryAfterMs : undefined;
       wait = retryAfter ?? nextDelay(o, attempt++);
       o.onTransient?.(e as Error, wait);
     }
     const left = deadline - now();
-    if (left <= 0) throw new TimeoutError(`still running after ${Math.round((now() - started) / 1000)}s`);
+    if (left <= 0) throw timedOut();
     try {
       await sleep(Math.min(wait, left), o.signal);
     } catch {
@@ -68,10 +79,19 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
     }
     if (now() >= deadline) {
       // One last look, so a task that finished during the final sleep is not reported as a timeout.
-      const record = await o.fetch(o.signal);
+      let record: T;
+      try {
+        record = await o.fetch(o.signal);
+      } catch (e) {
+        if (!transient(e)) throw e;
+        lastError = e as GwError;
+        failures++;
+        throw timedOut();
+      }
+      failures = 0;
       o.onUpdate?.(record, now() - started);
       if (o.done(record)) return record;
-      throw new TimeoutError(`still running after ${Math.round((now() - started) / 1000)}s`);
+      throw timedOut();
     }
   }
 }

@@ -111,10 +111,17 @@ export class Cdn {
         return;
       }
       const drop = faults.find((f) => f.kind === 'drop');
-      const stopAt = drop ? Math.min(end, start + (drop.after ?? Math.floor((end - start) / 2))) : end;
+      // slow: the download starts, then stalls before the end (until the client gives up).
+      const slow = drop === undefined ? faults.find((f) => f.kind === 'slow') : undefined;
+      const cutRule = drop ?? slow;
+      const stopAt = cutRule ? Math.min(end, start + (cutRule.after ?? Math.floor((end - start) / 2))) : end;
+      // A drop destroys the connection once the bytes before it are out (the first write is corked a tick).
+      const cut = (): void => {
+        if (slow === undefined) res.write(Buffer.alloc(0), () => res.socket?.destroy());
+      };
       if (obj.bytes) {
         res.write(obj.bytes.subarray(start, stopAt));
-        if (drop) res.socket?.destroy();
+        if (cutRule) cut();
         else res.end();
         return;
       }
@@ -130,7 +137,7 @@ export class Cdn {
             return;
           }
         }
-        if (drop) res.socket?.destroy();
+        if (cutRule) cut();
         else res.end();
       };
       pump();

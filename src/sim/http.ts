@@ -80,8 +80,10 @@ export class SimReply {
     const drop = this.#has('drop');
     this.res.writeHead(status, this.#headers({ 'content-length': body.length, ...headers }));
     if (drop) {
-      this.res.write(body.subarray(0, Math.min(drop.after ?? Math.floor(body.length / 2), body.length)));
-      this.res.socket?.destroy();
+      // Destroy once the bytes are out: Node corks the first write until the next tick, and destroying at once
+      // would drop the headers too (a different fault: no answer at all).
+      const part = body.subarray(0, Math.min(drop.after ?? Math.floor(body.length / 2), body.length));
+      this.res.write(part, () => this.res.socket?.destroy());
       return;
     }
     this.res.end(body);
@@ -194,8 +196,8 @@ export class SimReply {
       if (signal.aborted || this.res.destroyed) return;
       const frame = `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${e.data}\n\n`;
       if (drop && n >= (drop.after ?? 2)) {
-        if (!burst && buffered.length > 0) this.res.write(buffered);
-        this.res.socket?.destroy();
+        // After the pending frames are out (writes are corked until the next tick).
+        this.res.write(!burst ? buffered : '', () => this.res.socket?.destroy());
         return;
       }
       if (burst) buffered += frame;

@@ -10,6 +10,7 @@ import {
 } from '../../contract/video.js';
 import { TaskFailedError, UsageError } from '../../core/errors.js';
 import { poll } from '../../core/poll.js';
+import { ResponseShapeError } from '../errors.js';
 import type { ApiResult, GatewayClient, RawResult } from '../gateway-client.js';
 
 /** Per-call options. */
@@ -75,7 +76,7 @@ export function retrieve(
  * sent to another origin). Pass `headers: {range: 'bytes=N-'}` to resume. Before completion the gateway answers
  * a not-ready error (a GatewayError).
  */
-export function content(
+export async function content(
   client: GatewayClient,
   id: string,
   o: {
@@ -84,12 +85,25 @@ export function content(
     timeoutMs?: number | undefined;
   } = {},
 ): Promise<RawResult> {
-  return client.raw({
-    path: `${videoPath(id)}/content`,
+  const path = `${videoPath(id)}/content`;
+  const res = await client.raw({
+    path,
     ...(o.headers !== undefined ? { headers: o.headers } : {}),
     signal: o.signal,
     timeoutMs: o.timeoutMs,
   });
+  // common.md §4: the answer is the video file. A JSON body or an HTML page in its place (a malformed answer, a
+  // proxy's page) is an error, never saved as the video.
+  const type = res.headers['content-type'];
+  const contentType = (Array.isArray(type) ? type[0] : type) ?? '';
+  if (/json|text\/html/i.test(contentType)) {
+    res.body.on('error', () => undefined).destroy();
+    throw new ResponseShapeError(`GET ${path}: expected the video file, got ${contentType}`, {
+      status: res.status,
+      requestId: res.requestId,
+    });
+  }
+  return res;
 }
 
 /** Options of `wait`. Time sources are injectable for tests. */

@@ -63,8 +63,9 @@ export async function waitForVideo(
     const state = last !== undefined ? `still ${last}` : 'not finished';
     if (e instanceof TimeoutError) {
       const limit = limits.timeoutMs !== undefined ? ` (--timeout ${formatDuration(limits.timeoutMs)})` : '';
+      const why = e.cause instanceof Error ? `; the last poll failed: ${e.cause.message}` : '';
       throw new TimeoutError(
-        `video ${id} is ${state} after ${formatDuration(Date.now() - started)}${limit}`,
+        `video ${id} is ${state} after ${formatDuration(Date.now() - started)}${limit}${why}`,
         {
           hint: `resume with: ${resumeCommand(id)}`,
           requestId: e.requestId,

@@ -83,7 +83,10 @@ export async function watchAssets(
     const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);
     const hint = `resume with: ${assetResumeCommand(ctx, model, open.length > 0 ? open : ids)}`;
     if (e instanceof TimeoutError)
-      throw new TimeoutError(`assets still Processing: ${open.join(', ')} (${e.message})`, { hint });
+      throw new TimeoutError(`assets still Processing: ${open.join(', ')} (${e.message})`, {
+        hint,
+        requestId: e.requestId,
+      });
     if (e instanceof InterruptedError)
       throw new InterruptedError('interrupted while waiting for assets', { hint });
     throw e;

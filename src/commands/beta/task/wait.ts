@@ -40,7 +40,10 @@ export async function followTask(
     if (last !== undefined) ctx.journal().update('beta-task', id, last.status);
     const hint = `resume with: ${resumeCommand(ctx, id)}`;
     if (e instanceof TimeoutError) {
-      throw new TimeoutError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, { hint });
+      throw new TimeoutError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, {
+        hint,
+        requestId: e.requestId,
+      });
     }
     if (e instanceof InterruptedError)
       throw new InterruptedError(`interrupted while waiting for task ${id}`, { hint });
