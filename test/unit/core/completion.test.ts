@@ -47,6 +47,17 @@ describe('gw completion', () => {
     expect(complete(script, ['gw', 'completion', 'z'])).toEqual(['zsh']);
   });
 
+  it('bash completes `gw beta asset w` to wait', async () => {
+    const r = await runGw(['completion', 'bash']);
+    expect(complete(r.stdout, ['gw', 'beta', 'asset', 'w'])).toEqual(['wait']);
+    expect(complete(r.stdout, ['gw', 'beta', 't'])).toEqual(['task']);
+    expect(complete(r.stdout, ['gw', 'beta', 'asset', 'group', 'c'])).toEqual(['create']);
+    expect(complete(r.stdout, ['gw', 'video', 'create', '--reso'])).toEqual(['--resolution']);
+    expect(complete(r.stdout, ['gw', 'video', 'download', 'v1', '--f'])).toEqual(['--force']);
+    // A flag's choices follow the flag.
+    expect(complete(r.stdout, ['gw', 'history', '--kind', 'beta-'])).toEqual(['beta-task', 'beta-asset']);
+  });
+
   it('zsh and fish scripts carry the same tree', async () => {
     const zsh = await runGw(['completion', 'zsh']);
     expect(zsh.exitCode).toBe(0);
