@@ -5,6 +5,7 @@
 // names) are written first, the entry files last, each through a temporary file and a rename. Several builds
 // may run at once (parallel test runs) without a reader ever seeing a missing or half-written module.
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +61,22 @@ for (const f of files) {
   renameSync(tmp, f.path);
 }
 writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+
+// The root help page as the program prints it when stdout is not a terminal (80 columns). bin/gw.js serves
+// `gw --help` from it without loading the program (start-up budget, issue 9); a terminal gets the live page.
+const help = spawnSync(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    "import { main } from './dist/cli.js'; process.exitCode = await main(['--help']);",
+  ],
+  { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+);
+if (help.status !== 0 || !help.stdout.startsWith('Usage: gw')) throw new Error(`help page: ${help.stderr}`);
+const helpTmp = join(outdir, `help.txt.${process.pid}.tmp`);
+writeFileSync(helpTmp, help.stdout);
+renameSync(helpTmp, join(outdir, 'help.txt'));
 
 // Drop chunks that no build has written for an hour (old builds' leftovers).
 const written = new Set(files.map((f) => f.path));

@@ -20,6 +20,14 @@ describe('start-up paths', () => {
     expect(r.exitCode).toBe(0);
   });
 
+  it('the launcher serves the saved root help page exactly as the program prints it', async () => {
+    const live = await runGw(['--help']);
+    for (const flag of ['--help', '-h']) {
+      const saved = await spawnGw([flag]);
+      expect(saved).toEqual({ stdout: live.stdout, stderr: '', exitCode: 0 });
+    }
+  });
+
   it('help and errors work without a command having run (the context loads lazily)', async () => {
     const help = await runGw(['--help']);
     expect(help.exitCode).toBe(0);
