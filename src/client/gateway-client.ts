@@ -1,9 +1,10 @@
-import { Agent, interceptors, request, type Dispatcher, type FormData } from 'undici';
+import type { Dispatcher, FormData } from 'undici';
 import type { z } from 'zod';
 import { GwError, InterruptedError, TimeoutError, isAbortError } from '../core/errors.js';
 import { backoffDelay, parseRetryAfter, sleep as realSleep } from './backoff.js';
 import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from './errors.js';
 import { decodeSse, type SseEvent } from './sse.js';
+import { Agent, redirect, request } from './undici-lite.js';
 
 /** One HTTP exchange as reported to `onExchange` (drives `--verbose`). Never carries the token or headers. */
 export interface Exchange {
@@ -134,7 +135,7 @@ export class GatewayClient {
     // throwOnMaxRedirect is implemented by undici 7 but missing from its types: a redirect loop must fail, not
     // hand back the last 3xx.
     this.#redirecting = this.#dispatcher.compose(
-      interceptors.redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
+      redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
     );
     this.#sleep = o.sleep ?? realSleep;
     this.#random = o.random ?? Math.random;

@@ -1,0 +1,20 @@
+// Types for the undici modules undici-lite.ts loads directly (undici publishes types for its index only).
+declare module 'undici/lib/dispatcher/agent.js' {
+  import type { Agent } from 'undici';
+  const AgentImpl: typeof Agent;
+  export default AgentImpl;
+}
+declare module 'undici/lib/dispatcher/dispatcher.js' {
+  import type { Dispatcher } from 'undici';
+  const DispatcherImpl: typeof Dispatcher;
+  export default DispatcherImpl;
+}
+declare module 'undici/lib/api/index.js' {
+  const api: Record<string, unknown>;
+  export default api;
+}
+declare module 'undici/lib/interceptor/redirect.js' {
+  import type { interceptors } from 'undici';
+  const redirect: typeof interceptors.redirect;
+  export default redirect;
+}
