@@ -7,7 +7,7 @@
  * Defaults (`model_name` alpha-v1, `mode` std, `aspect_ratio` 16:9, `duration` "5") are the gateway's: gw sends
  * only the fields it was given, and evaluates the rules against the defaults when a field is absent.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ALPHA_MODELS, type AlphaModel } from './catalog.js';
 import { imageSize, sniffImageType, type ImageInfo } from '../core/image-size.js';
 

@@ -2,7 +2,7 @@
  * The asset library of beta-tasks-assets.md (§2.6, §3, §4.2, §7) as code: action names, bodies with every rule,
  * asset states and the polling steps, and tolerant schemas of the `ResponseMetadata` + `Result` envelope.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { NEEDS_DNS, hostProblemOffline, normalizeBetaModel } from './beta.js';
 
 const DOC = 'beta-tasks-assets.md';

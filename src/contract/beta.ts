@@ -3,7 +3,7 @@
  * 4k sizes, price SKUs, the callback_url rules of §6, and tolerant schemas of the task answers.
  * Pure: DNS resolution for callback_url is a function the caller passes in.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { BETA_DATED_MODELS, BETA_MODELS, type BetaModel } from './catalog.js';
 import { UsageError } from '../core/errors.js';
 import { check, type RuleViolation } from './validate.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** One entry of `GET /v1/models` (common.md §4; entry fields are "not shown", so OpenAI's Model shape is assumed). */
 export const modelSchema = z.looseObject({

@@ -7,7 +7,7 @@
  * same schemas server-side (src/sim/routes/text.ts), so client and gateway agree on every rule.
  */
 import { NEEDS_DNS, bareHost, hostProblemOffline } from './net.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const S22 = 'common.md §2.2';
 

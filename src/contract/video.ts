@@ -3,7 +3,7 @@
  * (seconds, resolution, seed, the per-model reference table), tolerant record schemas, the states, and the
  * clip-1.1 list price. Pure: no I/O.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { VIDEO_MODELS, type VideoModel } from './catalog.js';
 
 // ---------------------------------------------------------------------------------------------------------
