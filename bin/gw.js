@@ -1,14 +1,19 @@
 #!/usr/bin/env node
 // Tiny launcher: the real program lives in dist/ (built by `npm run build`, run on install by `prepare`).
-import { readFileSync } from 'node:fs';
+// It is CommonJS (bin/package.json): an ES module entry costs Node ~10 ms of loader start-up before the first
+// line runs, a third of `node -e 0`. The program itself is ESM and loaded with import().
+'use strict';
+/* global require, __dirname */
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : undefined;
 
-/** A file next to the launcher's package, or undefined when it is missing. */
+/** A file of the package, or undefined when it is missing. */
 function read(path) {
   try {
-    return readFileSync(new URL(path, import.meta.url), 'utf8');
+    return readFileSync(join(__dirname, '..', path), 'utf8');
   } catch {
     return undefined;
   }
@@ -17,19 +22,23 @@ function read(path) {
 // Answers that need no program are printed without loading dist/ (start-up budget, issue 9): the version, and
 // the root help page the build saved (exactly what the program prints when stdout is not a terminal).
 const help =
-  (only === '--help' || only === '-h') && process.stdout.isTTY !== true
-    ? read('../dist/help.txt')
-    : undefined;
+  (only === '--help' || only === '-h') && process.stdout.isTTY !== true ? read('dist/help.txt') : undefined;
 if (only === '--version' || only === '-V') {
-  process.stdout.write(`${JSON.parse(read('../package.json') ?? '{}').version}\n`);
+  process.stdout.write(`${JSON.parse(read('package.json') ?? '{}').version}\n`);
 } else if (help !== undefined) {
   process.stdout.write(help);
 } else {
   // undici parses HTTP with llhttp compiled to WebAssembly. V8 tiers that module up with TurboFan on background
   // threads and, at exit, waits for those jobs: ~100 ms added to every command that made a request (measured on
   // Node 20), and ~35 MB of peak memory. Baseline (Liftoff) code is plenty fast for parsing HTTP.
-  const { setFlagsFromString } = await import('node:v8');
-  setFlagsFromString('--liftoff-only');
-  const { main } = await import('../dist/cli.js');
-  process.exitCode = await main(argv);
+  require('node:v8').setFlagsFromString('--liftoff-only');
+  import('../dist/cli.js').then(
+    async ({ main }) => {
+      process.exitCode = await main(argv);
+    },
+    (e) => {
+      process.stderr.write(`error: internal: cannot load gw (${e.message}); run \`npm run build\`\n`);
+      process.exitCode = 1;
+    },
+  );
 }
