@@ -1,6 +1,12 @@
 /** gw as a library: the typed gateway client, its resources, and the contract. */
 export { GatewayClient, buildQuery } from './client/gateway-client.js';
-export type { GatewayClientOptions, ApiResult, StreamResult, RawResult, Exchange } from './client/gateway-client.js';
+export type {
+  GatewayClientOptions,
+  ApiResult,
+  StreamResult,
+  RawResult,
+  Exchange,
+} from './client/gateway-client.js';
 export { GatewayError, AuthError, ResponseShapeError, ConnectionError } from './client/errors.js';
 export { decodeSse, type SseEvent } from './client/sse.js';
 export * as models from './client/resources/models.js';
