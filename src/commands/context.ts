@@ -3,7 +3,7 @@ import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
 import { parseDuration } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
-import { Journal } from '../core/journal.js';
+import { Journal, type JournalEntry } from '../core/journal.js';
 import { stateDir } from '../core/paths.js';
 import type { Io } from '../ui/io.js';
 import type * as InquirerPrompts from '@inquirer/prompts';
@@ -160,6 +160,17 @@ export class Context {
   /** The journal of created tasks and assets. */
   journal(): Journal {
     return new Journal(stateDir(this.io.env));
+  }
+
+  /**
+   * Journals a created task or asset (fsynced) with the profile and the gateway it was created on. Call it before
+   * printing the id: a script killed right after still finds the id in `gw history`.
+   */
+  recordCreated(
+    client: Pick<GatewayClient, 'baseUrl'>,
+    entry: Omit<JournalEntry, 'createdAt' | 'profile' | 'baseUrl'>,
+  ): void {
+    this.journal().record({ ...entry, profile: this.settings().profileName, baseUrl: client.baseUrl });
   }
 
   /** @inquirer/prompts, loaded on first use, bound to this context's streams. */

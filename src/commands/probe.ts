@@ -99,7 +99,6 @@ export default function probeCommand(rt: Runtime): Command {
               )
             : undefined;
           live?.start();
-          const settings = ctx.settings();
           const result = await runner
             .runProbe({
               gateway: first.baseUrl,
@@ -115,14 +114,7 @@ export default function probeCommand(rt: Runtime): Command {
               onFinish: (r) => live?.set(r.id, r.detail, r.status),
               onCreated: (kind, id, model, requestId) => {
                 if (sim) return; // a simulator's videos vanish with it
-                ctx.journal().record({
-                  kind,
-                  id,
-                  model,
-                  requestId,
-                  profile: settings.profileName,
-                  baseUrl: first.baseUrl,
-                });
+                ctx.recordCreated(first, { kind, id, model, requestId });
               },
             })
             .finally(() => live?.stop());

@@ -88,13 +88,11 @@ export default function i2vCommand(rt: Runtime): Command {
         const requestId = res.data.request_id ?? res.requestId;
         try {
           // The journal first: a script killed right after this line still finds the task in gw history.
-          ctx.journal().record({
+          ctx.recordCreated(client, {
             kind: 'alpha',
             id: task.task_id,
             model: effectiveModel(body),
             requestId,
-            profile: ctx.settings().profileName,
-            baseUrl: client.baseUrl,
             state: task.task_status,
             extra:
               typeof body.external_task_id === 'string'

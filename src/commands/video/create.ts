@@ -138,13 +138,11 @@ Examples:
         });
         const id = res.data.video_id;
         // Journal first: a crash between here and the print must not lose a billed task.
-        ctx.journal().record({
+        ctx.recordCreated(client, {
           kind: 'video',
           id,
           model: f.model,
           requestId: res.requestId,
-          profile: ctx.settings().profileName,
-          baseUrl: client.baseUrl,
           state: res.data.status,
         });
         if (ctx.globals.json) ctx.out.json(res.data);

@@ -56,14 +56,11 @@ Examples:
           { signal: ctx.signal },
         );
         const id = res.data.Result.Id;
-        const s = ctx.settings();
-        ctx.journal().record({
+        ctx.recordCreated(client, {
           kind: 'beta-asset',
           id,
           model: opts.model,
           requestId: res.requestId,
-          profile: s.profileName,
-          baseUrl: s.baseUrl,
           extra: { object: 'asset', groupId: opts.group, name, type, url: opts.url },
         });
         if (opts.wait !== true) {

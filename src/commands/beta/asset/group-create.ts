@@ -26,15 +26,12 @@ Examples:
           { signal: ctx.signal },
         );
         const id = res.data.Result.Id;
-        const s = ctx.settings();
         // Groups are journaled with the assets (kind beta-asset, object group) so `asset upload` can offer them.
-        ctx.journal().record({
+        ctx.recordCreated(client, {
           kind: 'beta-asset',
           id,
           model: opts.model,
           requestId: res.requestId,
-          profile: s.profileName,
-          baseUrl: s.baseUrl,
           extra: { object: 'group', name: opts.name },
         });
         if (ctx.globals.json) ctx.out.json(res.data);

@@ -32,15 +32,12 @@ export async function newGroup(
 ): Promise<string> {
   const assets = await import('../../../client/resources/beta-assets.js');
   const res = await assets.createGroup(client, { model, Name: name }, { signal: ctx.signal });
-  const s = ctx.settings();
   const id = res.data.Result.Id;
-  ctx.journal().record({
+  ctx.recordCreated(client, {
     kind: 'beta-asset',
     id,
     model,
     requestId: res.requestId,
-    profile: s.profileName,
-    baseUrl: s.baseUrl,
     extra: { object: 'group', name },
   });
   ctx.out.note(`created asset group ${id} (${name})`);

@@ -77,18 +77,15 @@ Examples:
               name: defaultAssetName(url),
             }));
           }
-          const s = ctx.settings();
           for (const p of plans) {
             const body = { model: opts.model, GroupId: group, URL: p.url, AssetType: p.type, Name: p.name };
             const res = await assets.createAsset(client, body, { signal: ctx.signal });
             const id = res.data.Result.Id;
-            ctx.journal().record({
+            ctx.recordCreated(client, {
               kind: 'beta-asset',
               id,
               model: opts.model,
               requestId: res.requestId,
-              profile: s.profileName,
-              baseUrl: s.baseUrl,
               extra: { object: 'asset', groupId: group, name: p.name, type: p.type, url: p.url },
             });
             ids.push(id);

@@ -174,14 +174,11 @@ Examples:
         const client = await ctx.client();
         const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
         const id = res.data.id;
-        const s = ctx.settings();
-        ctx.journal().record({
+        ctx.recordCreated(client, {
           kind: 'beta-task',
           id,
           model: String(body.model),
           requestId: res.requestId,
-          profile: s.profileName,
-          baseUrl: s.baseUrl,
         });
         if (opts.wait !== true && opts.download === undefined) {
           if (ctx.globals.json) ctx.out.json(res.data);
