@@ -1,39 +1,18 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
-import { GW_BIN, isolatedDirs, spawnGw, type GwResult } from '../helpers/gw.js';
+import { isolatedDirs, runBash, spawnGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 const TASKS = '/beta/api/v3/contents/generations/tasks';
 const OTHER = 'sk-other-1111';
 type Sim = Awaited<ReturnType<typeof useSim>>;
 
-/** A directory holding a `gw` wrapper around the real launcher, for shell scripts. */
-function gwOnPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-bin-'));
-  const wrapper = join(dir, 'gw');
-  writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${GW_BIN}" "$@"\n`);
-  chmodSync(wrapper, 0o755);
-  return dir;
-}
-
 /** Runs a bash script with gw on PATH. */
 function bash(script: string, env: Record<string, string>): Promise<GwResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], {
-      env: { PATH: `${gwOnPath()}:${process.env.PATH ?? ''}`, NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ stdout, stderr, exitCode: code ?? 1 }));
-  });
+  return runBash(script, { env });
 }
 
 async function twoTenants(timings: Record<string, number> = {}): Promise<Sim> {

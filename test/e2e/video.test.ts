@@ -1,49 +1,29 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fillerByte } from '../../src/sim/cdn.js';
 import { videoStore } from '../../src/sim/routes/videos.js';
-import { GW_BIN, spawnGw, type GwResult } from '../helpers/gw.js';
+import { runBash, spawnGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 type Sim = Awaited<ReturnType<typeof useSim>>;
 
-/** A temp dir holding a `gw` launcher (so scripts call plain `gw`), a state dir and a work dir. */
-function workspace(): { bin: string; state: string; work: string } {
+/** A temp dir with a state dir and a work dir for one scripted run. */
+function workspace(): { state: string; work: string } {
   const root = mkdtempSync(join(tmpdir(), 'gw-video-e2e-'));
-  const bin = join(root, 'bin');
   const work = join(root, 'work');
-  for (const d of [bin, work]) mkdirSync(d, { recursive: true });
-  const gw = join(bin, 'gw');
-  writeFileSync(gw, `#!/usr/bin/env bash\nexec "${process.execPath}" "${GW_BIN}" "$@"\n`);
-  chmodSync(gw, 0o755);
-  return { bin, state: join(root, 'state'), work };
+  mkdirSync(work, { recursive: true });
+  return { state: join(root, 'state'), work };
 }
 
-/** Runs a bash script with `gw` on PATH, pointed at the simulator. */
+/** Runs a bash script (`set -euo pipefail`) with `gw` on PATH, pointed at the simulator. */
 function bash(script: string, sim: Sim, ws: ReturnType<typeof workspace>): Promise<GwResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: ws.work,
-      env: {
-        PATH: `${ws.bin}:${process.env.PATH ?? ''}`,
-        HOME: ws.work,
-        NO_COLOR: '1',
-        GW_STATE_DIR: ws.state,
-        GW_CONFIG_DIR: join(ws.work, '.config'),
-        ...sim.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ stdout, stderr, exitCode: code ?? 1 }));
+  return runBash(script, {
+    strict: true,
+    cwd: ws.work,
+    env: { HOME: ws.work, GW_STATE_DIR: ws.state, GW_CONFIG_DIR: join(ws.work, '.config'), ...sim.env },
   });
 }
 

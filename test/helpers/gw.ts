@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -80,16 +80,45 @@ export function spawnGw(
       cwd: o.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code, sig) =>
-      resolvePromise({ stdout: out, stderr: err, exitCode: code ?? (sig === 'SIGINT' ? 130 : 1) }),
-    );
+    collect(child).then(resolvePromise, reject);
     if (o.stdin !== undefined) child.stdin.end(o.stdin);
     else child.stdin.end();
     o.onSpawn?.(child);
   });
+}
+
+/** Collects a child's stdout and stderr and resolves with its exit code (130 when killed by SIGINT). */
+function collect(child: ChildProcess): Promise<GwResult> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code, sig) =>
+      resolve({ stdout: out, stderr: err, exitCode: code ?? (sig === 'SIGINT' ? 130 : 1) }),
+    );
+  });
+}
+
+/** A fresh directory holding a `gw` wrapper around the real launcher, so shell scripts can call plain `gw`. */
+export function gwBinDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bin-'));
+  const wrapper = join(dir, 'gw');
+  writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${GW_BIN}" "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return dir;
+}
+
+/** Runs a bash script with `gw` on PATH (no TTY, NO_COLOR=1); `strict` adds `set -euo pipefail`. */
+export function runBash(
+  script: string,
+  o: { env?: Record<string, string | undefined>; cwd?: string; strict?: boolean } = {},
+): Promise<GwResult> {
+  const child = spawn('bash', [...(o.strict ? ['-euo', 'pipefail'] : []), '-c', script], {
+    cwd: o.cwd,
+    env: { PATH: `${gwBinDir()}:${process.env.PATH ?? ''}`, NO_COLOR: '1', ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return collect(child);
 }
