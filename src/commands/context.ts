@@ -151,6 +151,16 @@ export class Context {
     return client;
   }
 
+  /**
+   * The limit of a wait (`gw … wait --timeout`, `create --wait`), or undefined for none. CLI.md names the wait's
+   * limit `--timeout` like the global request timeout; the root option consumes the flag wherever it appears, so
+   * a verb's own value (`own`) is read first and the root's second.
+   */
+  waitLimitMs(own?: string): number | undefined {
+    const text = own ?? this.globals.timeout;
+    return text !== undefined ? parseDuration(text, 'timeout') : undefined;
+  }
+
   /** The profile store (conf), for commands that write settings. */
   async config(): Promise<ConfigStore> {
     const { ConfigStore } = await import('../core/config.js');

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { parseDuration } from '../../core/duration.js';
 import { UsageError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
 import { downloadVideo } from './download.js';
@@ -121,8 +120,7 @@ Examples:
         if (f.dryRun) return dryRun(ctx, body);
 
         const wantsWait = f.wait || f.download !== undefined;
-        const waitTimeoutMs =
-          ctx.globals.timeout !== undefined ? parseDuration(ctx.globals.timeout, 'timeout') : undefined;
+        const waitTimeoutMs = ctx.waitLimitMs();
         if (f.download !== undefined) {
           if (f.download === '-') {
             throw new UsageError('download: standard output carries the video_id; give a file name', {

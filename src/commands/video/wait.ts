@@ -109,9 +109,7 @@ Examples:
     )
     .action(
       rt.action(async (ctx, id: string, opts: { timeout?: string; interval?: string }) => {
-        // The root program also defines --timeout and consumes it wherever it appears: read either place.
-        const timeoutText = opts.timeout ?? ctx.globals.timeout;
-        const timeoutMs = timeoutText !== undefined ? parseDuration(timeoutText, 'timeout') : undefined;
+        const timeoutMs = ctx.waitLimitMs(opts.timeout);
         const intervalMs = opts.interval !== undefined ? parseDuration(opts.interval, 'interval') : undefined;
         const client = await ctx.client();
         const res = await waitForVideo(ctx, client, id, {

@@ -2,7 +2,6 @@ import { Command } from 'commander';
 import { ASSET_TYPES, defaultAssetName, guessAssetType } from '../../../contract/beta-assets.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
-import { waitLimitMs } from './wait.js';
 
 interface Options {
   group: string;
@@ -46,7 +45,7 @@ Examples:
             },
           );
         }
-        const timeoutMs = waitLimitMs(ctx);
+        const timeoutMs = ctx.waitLimitMs();
         const assets = await import('../../../client/resources/beta-assets.js');
         const client = await ctx.client();
         const name = opts.name ?? defaultAssetName(opts.url);

@@ -8,7 +8,7 @@ import {
 import { InterruptedError, UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
 import { ask, isPromptExit, newGroup, type Plan } from './upload-flow.js';
-import { assertAllActive, waitLimitMs, assetResumeCommand, watchAssets } from './wait.js';
+import { assertAllActive, assetResumeCommand, watchAssets } from './wait.js';
 
 /** `gw beta asset upload`: group + URLs → assets → live status until Active/Failed → `asset://<id>` refs. */
 export default function uploadCommand(rt: Runtime): Command {
@@ -54,7 +54,7 @@ Examples:
             );
           }
         }
-        const timeoutMs = waitLimitMs(ctx);
+        const timeoutMs = ctx.waitLimitMs();
         const assets = await import('../../../client/resources/beta-assets.js');
         const client = await ctx.client();
         const created: Plan[] = [];

@@ -1,15 +1,9 @@
 import { Command } from 'commander';
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import { ASSET_POLL_STEPS_MS, isAssetFinal, type Asset } from '../../../contract/beta-assets.js';
-import { formatDuration, parseDuration } from '../../../core/duration.js';
+import { formatDuration } from '../../../core/duration.js';
 import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
-
-/** The `--timeout` of a wait (root or subcommand flag; the root consumes it wherever it appears). */
-export function waitLimitMs(ctx: Context, own?: string): number | undefined {
-  const text = own ?? ctx.globals.timeout;
-  return text !== undefined ? parseDuration(text, 'timeout') : undefined;
-}
 
 /** The command that resumes waiting for these assets. */
 export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
@@ -131,7 +125,7 @@ Examples:
     )
     .action(
       rt.action(async (ctx, ids: string[], opts: { model: string; timeout?: string }) => {
-        const timeoutMs = waitLimitMs(ctx, opts.timeout);
+        const timeoutMs = ctx.waitLimitMs(opts.timeout);
         const client = await ctx.client();
         const list = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
         if (ctx.globals.json) ctx.out.json({ assets: list });

@@ -8,7 +8,6 @@ import {
   prepareBetaTaskCreate,
   quoteBetaTask,
 } from '../../../contract/beta.js';
-import { parseDuration } from '../../../core/duration.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 
@@ -164,8 +163,7 @@ Examples:
           printDryRun(ctx, body);
           return;
         }
-        const waitMs =
-          ctx.globals.timeout !== undefined ? parseDuration(ctx.globals.timeout, 'timeout') : undefined;
+        const waitMs = ctx.waitLimitMs();
         if (opts.download !== undefined) {
           const { checkTarget } = await import('../../../core/download.js');
           await checkTarget(opts.download, false); // refuse before creating (and billing) anything

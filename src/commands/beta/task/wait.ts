@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { BetaTask } from '../../../contract/beta.js';
-import { formatDuration, parseDuration } from '../../../core/duration.js';
+import { formatDuration } from '../../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 
@@ -92,9 +92,7 @@ Examples:
     )
     .action(
       rt.action(async (ctx, id: string, opts: { timeout?: string }) => {
-        // The root also defines --timeout and consumes it wherever it appears: read either place.
-        const limit = opts.timeout ?? ctx.globals.timeout;
-        const timeoutMs = limit !== undefined ? parseDuration(limit, 'timeout') : undefined;
+        const timeoutMs = ctx.waitLimitMs(opts.timeout);
         const client = await ctx.client();
         const task = await followTask(ctx, client, id, { timeoutMs });
         if (ctx.globals.json) ctx.out.json(task);
