@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { GwError, InterruptedError, TimeoutError, isAbortError } from '../core/errors.js';
 import { backoffDelay, parseRetryAfter, sleep as realSleep } from './backoff.js';
 import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from './errors.js';
-import { decodeSse, type SseEvent } from './sse.js';
+import { decodeSseBatches, type SseEvent } from './sse.js';
 import { Agent, redirect, request } from './undici-lite.js';
 
 /** One HTTP exchange as reported to `onExchange` (drives `--verbose`). Never carries the token or headers. */
@@ -70,6 +70,8 @@ export interface StreamResult {
   requestId: string | undefined;
   headers: Record<string, string | string[] | undefined>;
   events: AsyncIterable<SseEvent>;
+  /** The same events grouped by network read (one promise per read, not per event); consume this or `events`. */
+  batches: AsyncIterable<SseEvent[]>;
 }
 
 /** An open binary answer (downloads). The caller must consume or destroy `body`. */
@@ -232,16 +234,20 @@ export class GatewayClient {
     }
     const body = res.body;
     const mapError = (e: unknown): unknown => this.#mapError(e, o, timeoutMs, requestId);
-    async function* events(): AsyncGenerator<SseEvent> {
+    async function* batches(): AsyncGenerator<SseEvent[]> {
       try {
-        for await (const ev of decodeSse(body)) yield ev;
+        for await (const batch of decodeSseBatches(body)) yield batch;
       } catch (e) {
         throw mapError(e);
       } finally {
         body.destroy();
       }
     }
-    return { status: res.statusCode, requestId, headers, events: events() };
+    const source = batches();
+    async function* events(): AsyncGenerator<SseEvent> {
+      for await (const batch of source) for (const ev of batch) yield ev;
+    }
+    return { status: res.statusCode, requestId, headers, events: events(), batches: source };
   }
 
   /**

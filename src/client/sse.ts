@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { StringDecoder } from 'node:string_decoder';
 
 /** One server-sent event: the `event:` name (undefined when absent) and its data text. */
 export interface SseEvent {
@@ -8,17 +9,26 @@ export interface SseEvent {
 }
 
 /**
- * Decodes a byte stream of server-sent events into events, using eventsource-parser (WHATWG rules:
- * CRLF/LF/CR, comments, `data:` with or without a space, multi-line data). Bytes are decoded with a
- * streaming UTF-8 decoder so a character split across chunks is never corrupted. An incomplete event at the
+ * Decodes a byte stream of server-sent events into batches: every event completed by one input chunk (one network
+ * read), in order, as one array; chunks that complete no event yield nothing. Parsing uses eventsource-parser
+ * (WHATWG rules: CRLF/LF/CR, comments, `data:` with or without a space, multi-line data). Bytes are decoded once,
+ * with a streaming UTF-8 decoder, so a character split across chunks is never corrupted. An incomplete event at the
  * end of the stream (no final blank line) is discarded, as browsers and the official SDKs do.
+ *
+ * Batches exist for speed: a consumer that handles a whole read synchronously pays one promise per read instead of
+ * one per event (a 50 000-event stream arrives in a few hundred reads).
  */
-export async function* decodeSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder('utf-8');
-  const queue: SseEvent[] = [];
+export async function* decodeSseBatches(
+  chunks: AsyncIterable<Uint8Array | string>,
+): AsyncGenerator<SseEvent[]> {
+  // node's StringDecoder keeps a character split across chunks whole, like TextDecoder's stream mode, at a third
+  // of the cost per read; it does not drop a leading byte order mark, so that is done here (WHATWG "UTF-8 decode").
+  const decoder = new StringDecoder('utf8');
+  let first = true;
+  let batch: SseEvent[] = [];
   const parser = createParser({
     onEvent(e: EventSourceMessage) {
-      queue.push({ event: e.event, data: e.data, id: e.id });
+      batch.push({ event: e.event, data: e.data, id: e.id });
     },
   });
   // A CR at the very end of the input is a complete line end, but the parser holds it back in case an LF
@@ -26,14 +36,29 @@ export async function* decodeSse(chunks: AsyncIterable<Uint8Array | string>): As
   let endsWithCr = false;
   const feed = (text: string): void => {
     if (text.length === 0) return;
+    if (first) {
+      first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (text.length === 0) return;
+    }
     parser.feed(text);
     endsWithCr = text.endsWith('\r');
   };
+  const take = (): SseEvent[] => {
+    const out = batch;
+    batch = [];
+    return out;
+  };
   for await (const chunk of chunks) {
-    feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
-    while (queue.length > 0) yield queue.shift() as SseEvent;
+    feed(typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    if (batch.length > 0) yield take();
   }
-  feed(decoder.decode());
+  feed(decoder.end());
   if (endsWithCr) parser.feed('\n');
-  while (queue.length > 0) yield queue.shift() as SseEvent;
+  if (batch.length > 0) yield take();
+}
+
+/** Decodes a byte stream of server-sent events into events, one at a time (see decodeSseBatches). */
+export async function* decodeSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
+  for await (const batch of decodeSseBatches(chunks)) for (const ev of batch) yield ev;
 }

@@ -73,7 +73,7 @@ Examples:
         let finish: string | null | undefined;
         if (wantStream(ctx, opts.stream)) {
           const s = await chat.stream(client, body, { signal: ctx.signal });
-          await printStream(ctx, s.events, (c, out) => {
+          await printStream(ctx, s, (c, out) => {
             const choice = c.choices[0];
             out.write(choice?.delta?.content ?? '');
             finish = choice?.finish_reason ?? finish;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeSse, type SseEvent } from '../../src/client/sse.js';
+import { createParser } from 'eventsource-parser';
+import { decodeSse, decodeSseBatches, type SseEvent } from '../../src/client/sse.js';
 
 /** Fixed seed and bounded runs: the suite is deterministic and fast. */
 const RUNS = { seed: 42, numRuns: 200 } as const;
@@ -100,6 +101,42 @@ describe('fuzz: decodeSse', () => {
         async (pieces, cuts) => {
           const bytes = new TextEncoder().encode(pieces.join(''));
           expect(await decode(slice(bytes, cuts))).toEqual(await decode([bytes]));
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it('batches are the events in order, never empty, and match a reference TextDecoder + parser run', async () => {
+    // The reference decodes the whole buffer with TextDecoder (WHATWG UTF-8 decode: BOM dropped, U+FFFD for
+    // invalid bytes) and feeds eventsource-parser once: the streaming decoder must agree on any bytes.
+    const piece = fc.oneof(
+      fc.constantFrom('data: ', 'event: e', '\n', '\n\n', '\r\n', '\r', 'é', '😀', '\uFEFF'),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      fc.uint8Array({ maxLength: 4 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(piece, { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        async (pieces, cuts) => {
+          const bytes = Buffer.concat(
+            pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))),
+          );
+          const reference: SseEvent[] = [];
+          const parser = createParser({
+            onEvent: (e) => reference.push({ event: e.event, data: e.data, id: e.id }),
+          });
+          const text = new TextDecoder().decode(bytes);
+          parser.feed(text);
+          if (text.endsWith('\r')) parser.feed('\n');
+          async function* gen(): AsyncGenerator<Uint8Array> {
+            for (const c of slice(bytes, cuts)) yield c;
+          }
+          const got: SseEvent[][] = [];
+          for await (const b of decodeSseBatches(gen())) got.push(b);
+          expect(got.every((b) => b.length > 0)).toBe(true);
+          expect(got.flat()).toEqual(reference);
         },
       ),
       RUNS,

@@ -8,11 +8,12 @@ import {
 } from '../../contract/text.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
 import {
+  END,
   checked,
   eventJson,
   postJson,
   streamError,
-  truncated,
+  typedStream,
   validateBody,
   type CallOptions,
   type TypedStream,
@@ -52,18 +53,40 @@ export async function stream(
     signal: o.signal,
   });
   const where = `POST ${PATH}`;
-  async function* events(): AsyncGenerator<ChatChunk> {
-    for await (const ev of s.events) {
-      if (ev.data === '[DONE]') return;
-      const json = eventJson(ev.data, where, s);
-      if (ev.event === 'error' || (json !== null && typeof json === 'object' && 'error' in json)) {
-        throw streamError(ev.data, json, s);
-      }
-      yield checked(chatChunkSchema, json, where, s);
+  return typedStream<ChatChunk>(s, where, 'data: [DONE]', (ev) => {
+    if (ev.data === '[DONE]') return END;
+    const json = eventJson(ev.data, where, s);
+    if (ev.event === 'error' || (json !== null && typeof json === 'object' && 'error' in json)) {
+      throw streamError(ev.data, json, s);
     }
-    throw truncated(where, 'data: [DONE]', s);
+    // The cheap check accepts the usual chunk; anything else gets the schema's verdict and its readable error.
+    return isPlainChunk(json) ? json : checked(chatChunkSchema, json, where, s);
+  });
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isOptString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+const isNullishString = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
+
+/**
+ * A hand-written subset of chatChunkSchema for the hot path (one call per chunk; zod's safeParse cost as much as
+ * JSON.parse): true only for values the schema accepts (a chunk without usage); false sends the value to the schema.
+ */
+export function isPlainChunk(v: unknown): v is ChatChunk {
+  if (!isRecord(v) || !isOptString(v.id) || !isOptString(v.object) || !isOptString(v.model)) return false;
+  if (v.usage !== undefined && v.usage !== null) return false; // the last chunk only: let the schema check it
+  const choices = v.choices;
+  if (!Array.isArray(choices)) return false;
+  for (const c of choices as unknown[]) {
+    if (!isRecord(c) || typeof c.index !== 'number' || !Number.isFinite(c.index)) return false;
+    if (!isNullishString(c.finish_reason)) return false;
+    const d = c.delta;
+    if (d === undefined) continue;
+    if (!isRecord(d) || !isNullishString(d.content) || !isNullishString(d.role)) return false;
+    if (!isNullishString(d.refusal)) return false;
   }
-  return { status: s.status, requestId: s.requestId, headers: s.headers, events: events() };
+  return true;
 }
 
 /** The text of the first choice of a completion ('' when the model returned none). */

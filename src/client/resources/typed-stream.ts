@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { formatPath, parseRequest } from '../../contract/validate.js';
 import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from '../errors.js';
 import type { ApiResult, GatewayClient, StreamResult } from '../gateway-client.js';
+import type { SseEvent } from '../sse.js';
 
 /** An open stream of typed events, with the gateway request id of the exchange. */
 export interface TypedStream<T> {
@@ -13,6 +14,69 @@ export interface TypedStream<T> {
   requestId: string | undefined;
   headers: Record<string, string | string[] | undefined>;
   events: AsyncIterable<T>;
+  /** The same events grouped by network read (one promise per read, not per event); consume this or `events`. */
+  batches?: AsyncIterable<T[]> | undefined;
+}
+
+/** What a typed stream's step returns for an event that ends the stream without being yielded (`[DONE]`). */
+export const END = Symbol('end');
+/** What a typed stream's step returns for an event that is skipped (`ping`, unknown names). */
+export const SKIP = Symbol('skip');
+
+/**
+ * A typed stream over an SSE stream: `step` turns each event into a value to yield, SKIP or END (and throws for
+ * error events and malformed data); `last(v)` says a yielded value is the final one. The values of one network
+ * read are handled in one synchronous pass and delivered as one batch; values before a failing event are still
+ * delivered before the error. A stream that ends without its final event throws `truncated(where, final)`.
+ */
+export function typedStream<T>(
+  s: StreamResult,
+  where: string,
+  final: string,
+  step: (ev: SseEvent) => T | typeof END | typeof SKIP,
+  last: (v: T) => boolean = () => false,
+): TypedStream<T> {
+  async function* batches(): AsyncGenerator<T[]> {
+    for await (const evs of s.batches) {
+      const out: T[] = [];
+      let ended = false;
+      let failure: { error: unknown } | undefined;
+      for (const ev of evs) {
+        let v: T | typeof END | typeof SKIP;
+        try {
+          v = step(ev);
+        } catch (error) {
+          failure = { error };
+          break;
+        }
+        if (v === SKIP) continue;
+        if (v === END) {
+          ended = true;
+          break;
+        }
+        out.push(v);
+        if (last(v)) {
+          ended = true;
+          break;
+        }
+      }
+      if (out.length > 0) yield out;
+      if (failure !== undefined) throw failure.error;
+      if (ended) return;
+    }
+    throw truncated(where, final, s);
+  }
+  const source = batches();
+  async function* events(): AsyncGenerator<T> {
+    for await (const batch of source) for (const v of batch) yield v;
+  }
+  return {
+    status: s.status,
+    requestId: s.requestId,
+    headers: s.headers,
+    events: events(),
+    batches: source,
+  };
 }
 
 /** Per-call options of the text resources. */

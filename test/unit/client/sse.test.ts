@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSse, type SseEvent } from '../../../src/client/sse.js';
+import { decodeSse, decodeSseBatches, type SseEvent } from '../../../src/client/sse.js';
 
 async function decode(chunks: Array<string | Uint8Array>): Promise<SseEvent[]> {
   async function* gen(): AsyncGenerator<string | Uint8Array> {
@@ -52,5 +52,43 @@ describe('decodeSse', () => {
   it('yields several events from one chunk', async () => {
     const events = await decode(['data: 1\n\ndata: 2\n\ndata: 3\n\n']);
     expect(events.map((e) => e.data)).toEqual(['1', '2', '3']);
+  });
+});
+
+describe('decodeSseBatches', () => {
+  async function batches(chunks: Array<string | Uint8Array>): Promise<string[][]> {
+    async function* gen(): AsyncGenerator<string | Uint8Array> {
+      for (const c of chunks) yield c;
+    }
+    const out: string[][] = [];
+    for await (const b of decodeSseBatches(gen())) out.push(b.map((e) => e.data));
+    return out;
+  }
+
+  it('groups the events completed by one chunk, and yields nothing for a chunk that completes none', async () => {
+    expect(await batches(['data: 1\n\ndata: 2\n\ndata: ', '3\n', '\ndata: 4\n\n', ': ping\n\n'])).toEqual([
+      ['1', '2'],
+      ['3', '4'],
+    ]);
+  });
+
+  it('drops a leading byte order mark (as a UTF-8 decoder does), even split across chunks, and only there', async () => {
+    const bom = Buffer.from('\uFEFFdata: a\n\ndata: \uFEFFb\n\n', 'utf8');
+    expect(await batches([bom])).toEqual([['a', '\uFEFFb']]);
+    expect(await batches([bom.subarray(0, 2), bom.subarray(2)])).toEqual([['a', '\uFEFFb']]);
+  });
+
+  it('replaces invalid UTF-8 with U+FFFD, as TextDecoder does', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('data: a'),
+      Buffer.from([0xff, 0xe4, 0xb8]),
+      Buffer.from('z\n\n'),
+    ]);
+    const expected = new TextDecoder().decode(bytes).slice('data: '.length, -2);
+    expect(await batches([bytes.subarray(0, 8), bytes.subarray(8)])).toEqual([[expected]]);
+  });
+
+  it('confirms a CR at the very end of the stream as a line end', async () => {
+    expect(await batches(['data: x\r\r'])).toEqual([['x']]);
   });
 });
