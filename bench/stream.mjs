@@ -1,5 +1,6 @@
 // Streaming: a 50 000-chunk chat stream from gw sim at full speed, `gw chat --stream` against `curl -N`
-// (wall time); and the delay from a chunk's arrival to its text on stdout, measured through a loopback tap.
+// (wall time), with the floor any Node client pays (a bare node:http request piping the body to stdout, no
+// parsing) measured alongside; and the delay from a chunk's arrival to its text on stdout, through a loopback tap.
 import { Buffer } from 'node:buffer';
 import { createConnection, createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -9,6 +10,21 @@ const MODEL = 'chat-3.7-plus';
 const CHUNKS = 50_000;
 const PACED_CHUNKS = 400;
 const PACED_DELAY_MS = 3;
+const RUNS = 9;
+
+/**
+ * The floor: Node's start-up plus reading the same stream with node:http and piping it to stdout, with no SSE or
+ * JSON parsing at all: what a Node client pays before doing any work of its own. gw's distance to it is what
+ * parsing every event and gw itself cost; its distance to curl is Node's.
+ */
+const FLOOR_SCRIPT = [
+  'const e = process.env;',
+  "const q = require('node:http').request(e.GW_BASE_URL + '/v1/chat/completions', { method: 'POST', headers:",
+  "{ authorization: 'Bearer ' + e.GW_TOKEN, 'content-type': 'application/json', accept: 'text/event-stream' } },",
+  '(r) => { if (r.statusCode !== 200) process.exitCode = 1; r.pipe(process.stdout); });',
+  "q.on('error', (x) => { console.error(x.message); process.exitCode = 1; });",
+  'q.end(e.GW_BENCH_BODY);',
+].join(' ');
 
 function curlArgs(baseUrl, token, body) {
   return [
@@ -125,15 +141,19 @@ export async function stream() {
         if (r.code !== 0) throw new Error(`${cmd} exited ${r.code}: ${r.stderr.slice(0, 300)}`);
         return r.ms;
       };
-      const [curl, gwStream] = await interleave(
+      const [curl, gwStream, floor] = await interleave(
         [
           wall('curl', curlArgs(fast.baseUrl, fast.token, body), {}),
           wall(process.execPath, [GW, 'chat', '--stream', '-m', MODEL, 'hi'], { env }),
+          wall(process.execPath, ['-e', FLOOR_SCRIPT], {
+            env: { ...env, GW_BENCH_BODY: JSON.stringify(body) },
+          }),
         ],
-        5,
+        RUNS,
         1,
       );
       const ratio = gwStream.median / curl.median;
+      const floorRatio = floor.median / curl.median;
       rows.push({
         figure: `stream: ${CHUNKS} chunks, gw chat --stream`,
         gw: fmt(gwStream, 'ms'),
@@ -141,7 +161,16 @@ export async function stream() {
         ratio: `${ratio.toFixed(2)}×`,
         target: '≤ 1.5×',
         ok: ratio <= 1.5,
-        raw: { gw: gwStream, baseline: curl, ratio },
+        raw: { gw: gwStream, baseline: curl, ratio, floor, vsFloor: gwStream.median / floor.median },
+      });
+      rows.push({
+        figure: `stream: floor, bare node:http pipe vs curl -N`,
+        gw: fmt(floor, 'ms'),
+        baseline: `curl -N: ${fmt(curl, 'ms')}`,
+        ratio: `${floorRatio.toFixed(2)}×`,
+        target: '(reference)',
+        ok: true,
+        raw: { gw: floor, baseline: curl, ratio: floorRatio },
       });
     } finally {
       await fast.stop();
