@@ -61,7 +61,6 @@ export default function probeCommand(rt: Runtime): Command {
       rt.action(async (ctx, opts: ProbeOptions) => {
         const { parseDuration } = await import('../core/duration.js');
         const runner = await import('../probe/runner.js');
-        const report = await import('../probe/report.js');
         const selection = runner.selectChecks({
           extended: opts.extended === true,
           only: opts.only ?? [],
@@ -74,24 +73,14 @@ export default function probeCommand(rt: Runtime): Command {
           selection.run,
         );
 
-        let sim: { baseUrl: string; close(): Promise<void> } | undefined;
-        let simToken: string | undefined;
-        if (opts.sim) {
-          const { startSim } = await import('../sim/server.js');
-          const { DEFAULT_SIM_TOKEN } = await import('../sim/config.js');
-          // Demo-fast video timings: the run stays snappy but still shows queued → in_progress → completed.
-          sim = await startSim({
-            port: 0,
-            host: '127.0.0.1',
-            timings: { videoQueuedMs: 200, videoRunningMs: 600 },
-          });
-          simToken = DEFAULT_SIM_TOKEN;
-        }
+        const sim = opts.sim ? await (await import('../probe/sim.js')).startProbeSim() : undefined;
         try {
-          const conn = sim ? { baseUrl: sim.baseUrl, tokenValue: simToken as string } : {};
+          const conn = sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {};
           // Fail on configuration (exit 3) before any check runs.
           const first = await ctx.client(conn);
-          const live = ctx.progress.enabled
+          // The renderers are needed before the checks only for live lines; a --json run never loads them.
+          const report = ctx.progress.enabled ? await import('../probe/report.js') : undefined;
+          const live = report
             ? new report.LiveLines(
                 (s) => ctx.out.io.stderr.write(s),
                 selection.listed.map((c) => c.id),
@@ -108,6 +97,9 @@ export default function probeCommand(rt: Runtime): Command {
               videoTimeoutMs,
               videoPoll: opts.sim ? { initialMs: 150, maxMs: 400 } : { initialMs: 1000, maxMs: 15_000 },
               client: (c) => ctx.client({ ...conn, ...c }),
+              prepare: async (c) => {
+                if (sim && c.family !== undefined) await sim.ready(c.family);
+              },
               note: (text) => (live ? live.log(text) : ctx.out.note(text)),
               onStart: (c) => live?.set(c.id, 'running'),
               onUpdate: (c, text) => live?.set(c.id, text),
@@ -119,9 +111,10 @@ export default function probeCommand(rt: Runtime): Command {
             })
             .finally(() => live?.stop());
 
-          if (opts.junit !== undefined) await report.writeJUnit(opts.junit, result);
+          const render = async () => report ?? import('../probe/report.js');
+          if (opts.junit !== undefined) await (await render()).writeJUnit(opts.junit, result);
           if (ctx.globals.json) ctx.out.json(result);
-          else await report.printTable(ctx.out, result);
+          else await (await render()).printTable(ctx.out, result);
           return runner.exitCodeOf(result);
         } finally {
           await sim?.close();

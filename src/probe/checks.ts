@@ -1,16 +1,12 @@
 /**
  * The acceptance checklist of common.md §4 rule 5 as data: what each check sends and what passes.
  * Checks are independent of each other; the runner runs them concurrently and adds the shared rules
- * (request id on every answer, buffered-stream warning, latency).
+ * (request id on every answer, buffered-stream warning, latency). Each check names the client code it calls
+ * (`load`), which the runner loads before the check's clock starts: a latency is the gateway's, never gw's
+ * module loading, and no check waits for code only another check uses.
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { GatewayError } from '../client/errors.js';
-import * as chat from '../client/resources/chat.js';
-import * as embeddings from '../client/resources/embeddings.js';
-import * as messages from '../client/resources/messages.js';
-import * as models from '../client/resources/models.js';
-import * as responses from '../client/resources/responses.js';
-import * as videos from '../client/resources/videos.js';
 import { TimeoutError } from '../core/errors.js';
 import { formatDuration } from '../core/duration.js';
 import {
@@ -45,6 +41,9 @@ export interface CheckContext {
 /** Model roles of the plan a check needs. */
 export type ModelRole = Exclude<keyof ProbePlan, 'models'>;
 
+/** The gateway route family a check calls (an in-process simulator registers the text family on first need). */
+export type CheckFamily = 'models' | 'text' | 'video';
+
 /** One check of the checklist. */
 export interface Check {
   id: string;
@@ -53,8 +52,27 @@ export interface Check {
   extended?: boolean;
   /** The planned model it uses (the `models` check then expects it to be listed). */
   needs?: ModelRole;
+  /** The route family it calls. */
+  family?: CheckFamily;
+  /** Takes far longer than the others (a task to a terminal state): started first, see runner.runProbe. */
+  slow?: boolean;
+  /** Loads the client code `run` uses (called before the check's clock starts). */
+  load?(): Promise<unknown>;
   run(ctx: CheckContext): Promise<CheckOutcome>;
 }
+
+/** A module loader that loads once (dynamic import is cached too; this keeps one typed handle per module). */
+function lazy<T>(load: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= load());
+}
+
+const chatApi = lazy(() => import('../client/resources/chat.js'));
+const embeddingsApi = lazy(() => import('../client/resources/embeddings.js'));
+const messagesApi = lazy(() => import('../client/resources/messages.js'));
+const modelsApi = lazy(() => import('../client/resources/models.js'));
+const responsesApi = lazy(() => import('../client/resources/responses.js'));
+const videosApi = lazy(() => import('../client/resources/videos.js'));
 
 /** A short prompt: the probe wants a cheap, quick answer. */
 const PROMPT = 'Reply with the single word: ok';
@@ -147,7 +165,10 @@ async function expectRejection(
 const modelsCheck: Check = {
   id: 'models',
   title: 'model list (GET /v1/models)',
+  family: 'models',
+  load: modelsApi,
   async run(ctx) {
+    const models = await modelsApi();
     const res = await models.list(await ctx.client(), { signal: ctx.signal });
     if (res.status !== 200) return fail(`answered ${res.status}, expected 200`, { requestId: res.requestId });
     const visible = new Set(res.data.data.map((m) => m.id));
@@ -169,7 +190,10 @@ const chatCheck: Check = {
   id: 'chat',
   title: 'chat completion',
   needs: 'chatModel',
+  family: 'text',
+  load: chatApi,
   async run(ctx) {
+    const chat = await chatApi();
     const res = await chat.create(
       await ctx.client(),
       { model: ctx.plan.chatModel, messages: [{ role: 'user', content: PROMPT }], max_tokens: 16 },
@@ -193,7 +217,10 @@ const chatStreamCheck: Check = {
   id: 'chat-stream',
   title: 'streaming chat completion',
   needs: 'chatModel',
+  family: 'text',
+  load: chatApi,
   async run(ctx) {
+    const chat = await chatApi();
     const t0 = ctx.now();
     const s = await chat.stream(
       await ctx.client(),
@@ -254,7 +281,10 @@ const responsesCheck: Check = {
   id: 'responses',
   title: 'responses call',
   needs: 'responsesModel',
+  family: 'text',
+  load: responsesApi,
   async run(ctx) {
+    const responses = await responsesApi();
     const res = await responses.create(
       await ctx.client(),
       {
@@ -273,7 +303,10 @@ const messagesCheck: Check = {
   id: 'messages',
   title: 'messages call',
   needs: 'messagesModel',
+  family: 'text',
+  load: messagesApi,
   async run(ctx) {
+    const messages = await messagesApi();
     const res = await messages.create(
       await ctx.client(),
       { model: ctx.plan.messagesModel, max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] },
@@ -289,7 +322,11 @@ const videoCheck: Check = {
   id: 'video',
   title: 'video task to a terminal state',
   needs: 'videoModel',
+  family: 'video',
+  slow: true,
+  load: videosApi,
   async run(ctx) {
+    const videos = await videosApi();
     const model = ctx.plan.videoModel;
     // Cheapest settings (common.md §2.3): the minimum seconds the model allows, at 720p.
     const seconds = minVideoSecondsFor(model);
@@ -361,8 +398,11 @@ const modelNotFoundCheck: Check = {
   id: 'model-not-found',
   title: 'unknown model → model_not_found, §2.4 error body',
   extended: true,
+  family: 'text',
+  load: chatApi,
   run: (ctx) =>
     expectRejection(ctx, 'model_not_found', `the unknown model ${UNKNOWN_MODEL}`, async (client) => {
+      const chat = await chatApi();
       return chat.create(
         client,
         { model: UNKNOWN_MODEL, messages: [{ role: 'user', content: PROMPT }], max_tokens: 16 },
@@ -376,8 +416,11 @@ const invalidDurationCheck: Check = {
   title: 'video seconds 1 → invalid_duration',
   extended: true,
   needs: 'videoModel',
+  family: 'video',
+  load: videosApi,
   run: (ctx) =>
     expectRejection(ctx, 'invalid_duration', 'a 1-second video', async (client) => {
+      const videos = await videosApi();
       return videos.create(
         client,
         { model: ctx.plan.videoModel, prompt: VIDEO_PROMPT, seconds: 1, resolution: '720p' },
@@ -391,8 +434,11 @@ const invalidResolutionCheck: Check = {
   title: 'video resolution 4k → invalid_resolution',
   extended: true,
   needs: 'videoModel',
+  family: 'video',
+  load: videosApi,
   run: (ctx) =>
     expectRejection(ctx, 'invalid_resolution', 'resolution 4k', async (client) => {
+      const videos = await videosApi();
       const model = ctx.plan.videoModel;
       return videos.create(
         client,
@@ -407,7 +453,10 @@ const embeddingsCheck: Check = {
   title: 'embeddings: vectors and usage',
   extended: true,
   needs: 'embeddingModel',
+  family: 'text',
+  load: embeddingsApi,
   async run(ctx) {
+    const embeddings = await embeddingsApi();
     const res = await embeddings.create(
       await ctx.client(),
       { model: ctx.plan.embeddingModel, input: ['gw probe'] },

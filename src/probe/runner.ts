@@ -183,6 +183,10 @@ export interface RunOptions extends RunnerEvents {
   note(text: string): void;
   /** Called right after a billable task was created (the command journals it). */
   onCreated?(kind: 'video', id: string, model: string, requestId: string | undefined): void;
+  /** Awaited with the check's own `load()` before its clock starts (an in-process simulator's routes). */
+  prepare?(check: Check): Promise<void>;
+  /** Longest the other checks wait for the slow checks' first answers (default SLOW_HEAD_START_MS). */
+  headStartMs?: number;
   now?: () => number;
   clock?: () => Date;
 }
@@ -265,13 +269,23 @@ export function exitCodeOf(report: ProbeReport): number {
   return report.checks.some((c) => c.error?.status === 401) ? 3 : 1;
 }
 
-/** Runs the selected checks concurrently and returns the report in checklist order. */
+/** Longest the other checks wait for the first answer to a slow check before they start anyway (ms). */
+export const SLOW_HEAD_START_MS = 250;
+
+/**
+ * Runs the selected checks concurrently and returns the report in checklist order.
+ *
+ * The slow checks (the video: a task to a terminal state) start first: their code loads and their first request
+ * goes out alone. The others start at their first answer (or after `headStartMs`), and load their own code
+ * while the slow check waits between polls. The run then lasts as long as its slowest check plus as little as
+ * possible, and no check's latency carries another check's module loading.
+ */
 export async function runProbe(o: RunOptions): Promise<ProbeReport> {
   const now = o.now ?? (() => performance.now());
   const clock = o.clock ?? (() => new Date());
   const startedAt = clock();
   const t0 = now();
-  const runOne = async (check: Check): Promise<CheckRecord> => {
+  const runOne = async (check: Check, answered?: () => void): Promise<CheckRecord> => {
     if (!o.selection.run.has(check.id)) {
       const rec: CheckRecord = {
         id: check.id,
@@ -291,26 +305,57 @@ export async function runProbe(o: RunOptions): Promise<ProbeReport> {
       videoTimeoutMs: o.videoTimeoutMs,
       videoPoll: o.videoPoll,
       now,
-      client: (c = {}) => o.client({ validate: c.validate ?? true, onExchange: (x) => exchanges.push(x) }),
+      client: (c = {}) =>
+        o.client({
+          validate: c.validate ?? true,
+          onExchange: (x) => {
+            exchanges.push(x);
+            answered?.();
+          },
+        }),
       exchanges: () => exchanges,
       note: (text) => o.note(text),
       update: (text) => o.onUpdate?.(check, text),
       created: (kind, id, model, requestId) => o.onCreated?.(kind, id, model, requestId),
     };
-    const started = now();
+    let started: number | undefined;
     let outcome: CheckOutcome;
     try {
+      await Promise.all([check.load?.(), o.prepare?.(check)]);
+      started = now();
       outcome = await check.run(ctx);
     } catch (e) {
       if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
       const error = errorOf(e);
       outcome = { status: 'fail', detail: errorLine(error), error };
+    } finally {
+      answered?.();
     }
-    const rec = finalize(check, outcome, now() - started, exchanges);
+    const rec = finalize(check, outcome, now() - (started ?? now()), exchanges);
     o.onFinish?.(rec);
     return rec;
   };
-  const checks = await Promise.all(o.selection.listed.map(runOne));
+  const slow = o.selection.listed.filter((c) => c.slow === true && o.selection.run.has(c.id));
+  const running = new Map<Check, Promise<CheckRecord>>();
+  const firstAnswers = slow.map((c) => {
+    let answered!: () => void;
+    const first = new Promise<void>((resolve) => (answered = resolve));
+    const record = runOne(c, answered);
+    // Awaited below with the others; this keeps an early failure from counting as unhandled meanwhile.
+    record.catch(() => {});
+    running.set(c, record);
+    return first;
+  });
+  if (firstAnswers.length > 0) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const headStart = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, o.headStartMs ?? SLOW_HEAD_START_MS);
+    });
+    await Promise.race([Promise.all(firstAnswers), headStart]);
+    clearTimeout(timer);
+  }
+  for (const c of o.selection.listed) if (!running.has(c)) running.set(c, runOne(c));
+  const checks = await Promise.all(o.selection.listed.map((c) => running.get(c) as Promise<CheckRecord>));
   const finishedAt = clock();
   return {
     gateway: o.gateway,

@@ -5,7 +5,6 @@ import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
 import { INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
 import { Router } from './router.js';
-import { registerAllRoutes } from './routes/index.js';
 
 /** One request as the simulator received it (tests assert on this log: e.g. "nothing was sent"). */
 export interface LoggedRequest {
@@ -18,8 +17,11 @@ export interface LoggedRequest {
   status?: number;
 }
 
-/** Options of startSim: the config shape plus a clock for tests. */
-export type StartSimOptions = SimConfigInput & { now?: () => number };
+/**
+ * Options of startSim: the config shape plus a clock for tests, and optionally the route families to register
+ * (default: every family; `gw probe --sim` registers only those its checks call, and loads no other route code).
+ */
+export type StartSimOptions = SimConfigInput & { now?: () => number; routes?: (sim: Sim) => void };
 
 /** A running simulator. */
 export interface SimHandle {
@@ -244,11 +246,12 @@ export class Sim {
  * Used by `gw sim`, `gw probe --sim` and the tests.
  */
 export async function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
-  const { now, ...input } = options;
+  const { now, routes, ...input } = options;
   const config = resolveSimConfig(input);
   const sim = new Sim(config, now);
   await sim.cdn.listen(config.host, config.cdnPort);
-  registerAllRoutes(sim);
+  if (routes) routes(sim);
+  else (await import('./routes/index.js')).registerAllRoutes(sim);
   const ac = new AbortController();
   const server: Server = createServer((req, res) => {
     sim.handle(req, res, ac.signal).catch((e: unknown) => {

@@ -302,6 +302,101 @@ describe('runProbe', () => {
     );
     expect([notes, updates, created]).toEqual([['price first'], ['queued'], ['video_1']]);
   });
+
+  it('starts a slow check first and the others at its first answer, in checklist order in the report', async () => {
+    const events: string[] = [];
+    const fast = check('fast', async (ctx) => {
+      events.push('fast runs');
+      await answer(ctx, 'req-f');
+      return { status: 'pass', detail: 'f' };
+    });
+    fast.load = () => {
+      events.push('fast loads');
+      return Promise.resolve();
+    };
+    const slow: Check = {
+      ...check('slow', async (ctx) => {
+        events.push('slow runs');
+        await new Promise((r) => setTimeout(r, 5));
+        events.push('slow answers');
+        await answer(ctx, 'req-s');
+        await new Promise((r) => setTimeout(r, 5));
+        return { status: 'pass', detail: 's' };
+      }),
+      slow: true,
+    };
+    const report = await runProbe(options([fast, slow], { headStartMs: 60_000 }));
+    expect(events).toEqual(['slow runs', 'slow answers', 'fast loads', 'fast runs']);
+    expect(report.checks.map((c) => [c.id, c.status])).toEqual([
+      ['fast', 'pass'],
+      ['slow', 'pass'],
+    ]);
+  });
+
+  it('starts the others after the head start when the slow check has no answer yet', async () => {
+    let release!: () => void;
+    const othersRan = new Promise<void>((r) => (release = r));
+    const slow: Check = {
+      ...check('slow', async (ctx) => {
+        await othersRan;
+        await answer(ctx);
+        return { status: 'pass', detail: 's' };
+      }),
+      slow: true,
+    };
+    const other = check('other', async (ctx) => {
+      release();
+      await answer(ctx);
+      return { status: 'pass', detail: 'o' };
+    });
+    const r = await runProbe(options([slow, other], { headStartMs: 1 }));
+    expect(r.summary.passed).toBe(2);
+  });
+
+  it("loads a check's code and awaits prepare() before its clock starts", async () => {
+    const order: string[] = [];
+    let t = 0;
+    const c: Check = {
+      ...check('chat', async (ctx) => {
+        order.push('run');
+        await answer(ctx);
+        t += 7;
+        return { status: 'pass', detail: '' };
+      }),
+      family: 'text',
+      load: () => {
+        order.push('load');
+        t += 1000; // module loading is not the gateway's latency
+        return Promise.resolve();
+      },
+    };
+    const r = await runProbe(
+      options([c], {
+        now: () => t,
+        prepare: (check) => {
+          order.push(`prepare ${check.family ?? ''}`);
+          t += 1000;
+          return Promise.resolve();
+        },
+      }),
+    );
+    expect(order).toEqual(['load', 'prepare text', 'run']);
+    expect(r.checks[0]?.latencyMs).toBe(7);
+  });
+
+  it('fails a check whose code cannot be loaded, and still reports the others', async () => {
+    const broken: Check = { ...check('a', () => Promise.resolve({ status: 'pass', detail: '' })) };
+    broken.load = () => Promise.reject(new Error('cannot load'));
+    const ok = check('b', async (ctx) => {
+      await answer(ctx);
+      return { status: 'pass', detail: '' };
+    });
+    const r = await runProbe(options([broken, ok]));
+    expect(r.checks.map((x) => [x.id, x.status, x.detail])).toEqual([
+      ['a', 'fail', 'internal: cannot load'],
+      ['b', 'pass', ''],
+    ]);
+  });
 });
 
 describe('contract helpers', () => {
