@@ -27,9 +27,9 @@ export async function* decodeSseBatches(
   let first = true;
   let batch: SseEvent[] = [];
   const parser = createParser({
-    onEvent(e: EventSourceMessage) {
-      batch.push({ event: e.event, data: e.data, id: e.id });
-    },
+    // The parser's message is a fresh object with exactly these three keys (unset ones undefined): kept as is
+    // rather than copied, one allocation less per event.
+    onEvent: (e: EventSourceMessage) => batch.push(e as SseEvent),
   });
   // A CR at the very end of the input is a complete line end, but the parser holds it back in case an LF
   // follows in the next chunk: remember it and confirm it once the stream is over.
