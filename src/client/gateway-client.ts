@@ -79,6 +79,11 @@ export interface RawResult {
   status: number;
   requestId: string | undefined;
   headers: Record<string, string | string[] | undefined>;
+  /**
+   * Gives a body chunk's memory back once it is written out (downloads reuse read buffers; optional, and a no-op
+   * for anything but a chunk exactly as `body` yielded it).
+   */
+  release?: (chunk: Buffer) => void;
   /** undici's body: a Node Readable with `.text()`, `.json()`, `.dump()`. */
   body: Dispatcher.ResponseData['body'];
 }
@@ -118,6 +123,7 @@ export class GatewayClient {
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
   readonly #redirecting: Dispatcher;
+  #bulk: { dispatcher: Dispatcher; release: (chunk: Buffer) => void } | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #random: () => number;
@@ -155,6 +161,25 @@ export class GatewayClient {
   /** Closes the connection pool (only when the client created it). */
   async close(): Promise<void> {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  /**
+   * The dispatcher of downloads: gw's BulkDispatcher (large reads, see bulk-dispatcher.ts) under undici's redirect
+   * interceptor, or the injected dispatcher (tests' MockAgent) when there is one.
+   */
+  async #downloads(): Promise<{ dispatcher: Dispatcher; release?: (chunk: Buffer) => void }> {
+    if (!this.#ownsDispatcher) return { dispatcher: this.#redirecting };
+    if (this.#bulk === undefined) {
+      const { BulkDispatcher } = await import('./bulk-dispatcher.js');
+      const bulk = new BulkDispatcher({ connectTimeoutMs: this.#timeoutMs });
+      this.#bulk = {
+        dispatcher: bulk.compose(
+          redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
+        ),
+        release: (chunk) => bulk.release(chunk),
+      };
+    }
+    return this.#bulk;
   }
 
   /** Sends a JSON (or multipart) request and parses the JSON answer. */
@@ -264,11 +289,12 @@ export class GatewayClient {
     const url = /^https?:\/\//.test(o.path) ? o.path : this.#url(o.path, undefined);
     const timeoutMs = o.timeoutMs ?? this.#timeoutMs;
     const req = { method: 'GET' as const, path: o.path };
+    const { dispatcher, release } = await this.#downloads();
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
       try {
         res = await request(url, {
-          dispatcher: this.#redirecting,
+          dispatcher,
           method: 'GET',
           headers: { ...this.#headers(url, { method: 'GET', path: o.path }), accept: '*/*', ...o.headers },
           signal: o.signal,
@@ -300,7 +326,13 @@ export class GatewayClient {
         }
         throw withRetryAfter(errorFromBody(res.statusCode, text, requestId), res.headers, this.#now);
       }
-      return { status: res.statusCode, requestId, headers: res.headers, body: res.body };
+      return {
+        status: res.statusCode,
+        requestId,
+        headers: res.headers,
+        body: res.body,
+        ...(release !== undefined ? { release } : {}),
+      };
     }
   }
 

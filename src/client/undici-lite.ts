@@ -12,6 +12,9 @@ import redirectImpl from 'undici/lib/interceptor/redirect.js';
 // What undici's index does so that every dispatcher (and a composed one) has request(), stream() …
 Object.assign(DispatcherImpl.prototype, api);
 
+/** undici's Dispatcher base class, with request(), stream() … (for gw's own dispatchers). */
+export const DispatcherBase = DispatcherImpl;
+
 /** undici's Agent (a connection pool per origin). */
 export const Agent = AgentImpl;
 

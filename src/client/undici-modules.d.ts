@@ -18,3 +18,11 @@ declare module 'undici/lib/interceptor/redirect.js' {
   const redirect: typeof interceptors.redirect;
   export default redirect;
 }
+declare module 'undici/lib/handler/wrap-handler.js' {
+  import type { Dispatcher } from 'undici';
+  /** Adapts a handler of undici's older callback API (onConnect, onHeaders …) to the current one. */
+  const WrapHandler: {
+    wrap(handler: Dispatcher.DispatchHandler): Dispatcher.DispatchHandler;
+  };
+  export default WrapHandler;
+}

@@ -178,7 +178,7 @@ describe('gw video download', () => {
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(size);
 
-    const second = await spawnGw(['--json', 'video', 'download', id, '-o', 'big.mp4'], {
+    const second = await spawnGw(['--json', 'video', 'download', id, '-o', 'big.mp4', '--sha256'], {
       env: sim.env,
       cwd: ws.work,
     });

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
-import { downloadVideo } from './download.js';
+import { downloadVideo, savedJson } from './download.js';
 import { collect, parseSecondsFlag, parseSeedFlag } from './shared.js';
 import { waitForVideo } from './wait.js';
 
@@ -15,6 +15,7 @@ interface CreateFlags {
   refVideo?: string[];
   wait: boolean;
   download?: string;
+  sha256: boolean;
   dryRun: boolean;
 }
 
@@ -92,13 +93,14 @@ export function createCommand(rt: Runtime): Command {
     .option('--ref-video <url>', 'reference video (.mp4/.mov) → references.video[]; repeatable', collect)
     .option('--wait', 'then wait until it finishes (the id is printed first)', false)
     .option('--download <file>', 'then wait and download it to <file> (implies --wait)')
+    .option('--sha256', "with --download: also compute the file's SHA-256", false)
     .option('--dry-run', 'print the body and the list price; send nothing', false)
     .addHelpText(
       'after',
       `
 Every rule of common.md §2.3 is checked before sending (exit 2, nothing sent; --no-validate sends anyway).
 The video_id is written to the journal (gw history) before it is printed. --json prints the gateway's answer;
-with --wait/--download it is followed by the final record and then {"path", "bytes", "sha256"}.
+with --wait/--download it is followed by the final record and then {"path", "bytes"} ("sha256" with --sha256).
 
 Examples:
   id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)
@@ -154,8 +156,12 @@ Examples:
           },
         });
         if (f.download === undefined) return;
-        const r = await downloadVideo(ctx, client, id, { file: f.download, force: false });
-        if (ctx.globals.json) ctx.out.json({ path: r.path, bytes: r.bytes, sha256: r.sha256 });
+        const r = await downloadVideo(ctx, client, id, {
+          file: f.download,
+          force: false,
+          sha256: f.sha256,
+        });
+        if (ctx.globals.json) ctx.out.json(savedJson(r));
         else ctx.out.note(`saved ${r.path} (${r.bytes} bytes)`);
       }),
     );

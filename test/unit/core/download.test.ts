@@ -58,18 +58,48 @@ describe('parseContentRange', () => {
 });
 
 describe('download', () => {
-  it('writes the exact bytes, hashes them and leaves no .part', async () => {
+  it('writes the exact bytes, hashes them when asked and leaves no .part', async () => {
     const file = join(dir(), 'out.mp4');
     const seen: number[] = [];
     const r = await download({
       open: () => Promise.resolve(answer()),
       file,
+      sha256: true,
       onProgress: (n) => seen.push(n),
     });
     expect(r).toEqual({ path: file, bytes: DATA.length, sha256: sha(DATA), resumed: false });
     expect(readFileSync(file).equals(DATA)).toBe(true);
     expect(existsSync(partPath(file))).toBe(false);
     expect(seen.at(-1)).toBe(DATA.length);
+  });
+
+  it('computes no hash unless asked (the result has no sha256)', async () => {
+    const file = join(dir(), 'out.mp4');
+    const r = await download({ open: () => Promise.resolve(answer()), file });
+    expect(r).toEqual({ path: file, bytes: DATA.length, resumed: false });
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+  });
+
+  it('gives each chunk back through release() only after it is written', async () => {
+    const file = join(dir(), 'out.mp4');
+    const released: Buffer[] = [];
+    const body = answer();
+    const r = await download({
+      open: () =>
+        Promise.resolve({
+          ...body,
+          release: (c: Buffer) => {
+            // Written means on disk: the file already holds every byte released so far.
+            released.push(c);
+            expect(readFileSync(partPath(file)).length).toBeGreaterThanOrEqual(
+              released.reduce((n, b) => n + b.length, 0),
+            );
+          },
+        }),
+      file,
+    });
+    expect(r.bytes).toBe(DATA.length);
+    expect(Buffer.concat(released).equals(DATA)).toBe(true);
   });
 
   it('refuses to overwrite an existing file without force, before opening anything', async () => {
@@ -106,6 +136,7 @@ describe('download', () => {
         return Promise.resolve(answer({ start: start ?? 0 }));
       },
       file,
+      sha256: true,
     });
     expect(ranges).toEqual([30_000]);
     expect(r.resumed).toBe(true);
@@ -118,7 +149,11 @@ describe('download', () => {
   it('restarts cleanly when the server answers 200 to a Range request', async () => {
     const file = join(dir(), 'out.mp4');
     writeFileSync(partPath(file), Buffer.from('garbage that is not a prefix'));
-    const r = await download({ open: () => Promise.resolve(answer({ status: 200 })), file });
+    const r = await download({
+      open: () => Promise.resolve(answer({ status: 200 })),
+      file,
+      sha256: true,
+    });
     expect(r.resumed).toBe(false);
     expect(readFileSync(file).equals(DATA)).toBe(true);
     expect(r.sha256).toBe(sha(DATA));
@@ -174,7 +209,12 @@ describe('download', () => {
     const sink = new PassThrough();
     const parts: Buffer[] = [];
     sink.on('data', (c: Buffer) => parts.push(c));
-    const r = await download({ open: () => Promise.resolve(answer()), file: '-', stdout: sink });
+    const r = await download({
+      open: () => Promise.resolve(answer()),
+      file: '-',
+      stdout: sink,
+      sha256: true,
+    });
     expect(r).toEqual({ path: '-', bytes: DATA.length, sha256: sha(DATA), resumed: false });
     expect(Buffer.concat(parts).equals(DATA)).toBe(true);
     expect(sink.writableEnded).toBe(false);
