@@ -3,7 +3,7 @@
  *
  * undici's own Client reads the socket in 64 KiB slices (libuv's read size) and hands every slice through its
  * wasm HTTP parser and a Readable: about 40 µs of JavaScript per slice, 16 384 slices per GiB, which caps a
- * loopback download at ~0.4× curl (issue 9). This dispatcher reads with `net`'s `onread` into 4 MiB slabs, so a
+ * loopback download at ~0.4× curl (issue 9). This dispatcher reads with `net`'s `onread` into 2 MiB slabs, so a
  * GiB arrives in a few hundred reads that go straight to undici's handler without a copy.
  *
  * It plugs in under undici's own API: `request()` builds the body Readable, the redirect interceptor follows
