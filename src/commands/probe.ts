@@ -59,8 +59,16 @@ export default function probeCommand(rt: Runtime): Command {
     .addHelpText('after', JSON_HELP)
     .action(
       rt.action(async (ctx, opts: ProbeOptions) => {
-        const { parseDuration } = await import('../core/duration.js');
-        const runner = await import('../probe/runner.js');
+        // The code the first check needs loads at once (the file reads overlap); nothing starts before the flags
+        // are checked. ctx.client() imports the same client module.
+        const simCode = opts.sim ? import('../probe/sim.js').then((m) => m.loadProbeSim()) : undefined;
+        const clientCode = import('../client/gateway-client.js');
+        // Awaited below; a bad flag (exit 2) must not leave them unhandled.
+        for (const p of [simCode, clientCode]) p?.catch(() => {});
+        const [{ parseDuration }, runner] = await Promise.all([
+          import('../core/duration.js'),
+          import('../probe/runner.js'),
+        ]);
         const selection = runner.selectChecks({
           extended: opts.extended === true,
           only: opts.only ?? [],
@@ -73,7 +81,7 @@ export default function probeCommand(rt: Runtime): Command {
           selection.run,
         );
 
-        const sim = opts.sim ? await (await import('../probe/sim.js')).startProbeSim() : undefined;
+        const sim = simCode ? await (await simCode).start() : undefined;
         try {
           const conn = sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {};
           // Fail on configuration (exit 3) before any check runs.

@@ -17,33 +17,47 @@ export interface ProbeSim {
   close(): Promise<void>;
 }
 
-/** Starts the probe's simulator with demo-fast video timings. */
-export async function startProbeSim(): Promise<ProbeSim> {
+/** The probe simulator's code, loaded; `start()` listens. */
+export interface ProbeSimCode {
+  start(): Promise<ProbeSim>;
+}
+
+/** Loads the probe simulator's code (the server and the families every run needs); nothing listens yet. */
+export async function loadProbeSim(): Promise<ProbeSimCode> {
   const [{ startSim }, { DEFAULT_SIM_TOKEN }, models, videos] = await Promise.all([
     import('../sim/server.js'),
     import('../sim/config.js'),
     import('../sim/routes/models.js'),
     import('../sim/routes/videos.js'),
   ]);
-  const handle = await startSim({
-    port: 0,
-    host: '127.0.0.1',
-    // Demo-fast video timings: the run stays snappy but still shows queued → in_progress → completed.
-    timings: { videoQueuedMs: 200, videoRunningMs: 600 },
-    routes: (sim) => {
-      models.registerModelRoutes(sim);
-      videos.registerVideoRoutes(sim);
-    },
-  });
-  let text: Promise<void> | undefined;
   return {
-    baseUrl: handle.baseUrl,
-    token: DEFAULT_SIM_TOKEN,
-    ready(family) {
-      if (family !== 'text') return Promise.resolve();
-      text ??= import('../sim/routes/text.js').then((m) => m.registerTextRoutes(handle.sim));
-      return text;
+    async start() {
+      const handle = await startSim({
+        port: 0,
+        host: '127.0.0.1',
+        // Demo-fast video timings: the run stays snappy but still shows queued → in_progress → completed.
+        timings: { videoQueuedMs: 200, videoRunningMs: 600 },
+        routes: (sim) => {
+          models.registerModelRoutes(sim);
+          videos.registerVideoRoutes(sim);
+        },
+      });
+      let text: Promise<void> | undefined;
+      return {
+        baseUrl: handle.baseUrl,
+        token: DEFAULT_SIM_TOKEN,
+        ready(family) {
+          if (family !== 'text') return Promise.resolve();
+          text ??= import('../sim/routes/text.js').then((m) => m.registerTextRoutes(handle.sim));
+          return text;
+        },
+        close: () => handle.close(),
+      };
     },
-    close: () => handle.close(),
   };
+}
+
+/** Starts the probe's simulator with demo-fast video timings. */
+export async function startProbeSim(): Promise<ProbeSim> {
+  return (await loadProbeSim()).start();
 }
