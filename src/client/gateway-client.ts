@@ -54,6 +54,11 @@ export interface RequestOptions<T> {
   schema?: z.ZodType<T> | undefined;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /**
+   * Automatic retries of this call (GET/HEAD/DELETE only; default the client's `maxRetries`). Pollers pass 0:
+   * they absorb transient errors themselves, within their own time limit.
+   */
+  retries?: number | undefined;
 }
 
 /** A parsed answer with the gateway request id. */
@@ -185,12 +190,13 @@ export class GatewayClient {
   /** Sends a JSON (or multipart) request and parses the JSON answer. */
   async request<T>(o: RequestOptions<T>): Promise<ApiResult<T>> {
     const retryable = RETRY_METHODS.has(o.method);
+    const maxRetries = o.retries ?? this.#maxRetries;
     for (let attempt = 0; ; attempt++) {
       let res: { status: number; headers: Record<string, string | string[] | undefined>; text: string };
       try {
         res = await this.#once(o, attempt);
       } catch (e) {
-        if (retryable && attempt < this.#maxRetries && e instanceof ConnectionError) {
+        if (retryable && attempt < maxRetries && e instanceof ConnectionError) {
           await this.#sleep(
             backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random }),
             o.signal,
@@ -201,7 +207,7 @@ export class GatewayClient {
       }
       const requestId = header(res.headers, REQUEST_ID);
       if (res.status >= 400) {
-        if (retryable && attempt < this.#maxRetries && RETRY_STATUS.has(res.status)) {
+        if (retryable && attempt < maxRetries && RETRY_STATUS.has(res.status)) {
           const wait =
             parseRetryAfter(res.headers, this.#now) ??
             backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });

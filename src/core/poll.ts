@@ -20,7 +20,11 @@ export interface PollOptions<T> {
   onUpdate?: (record: T, elapsedMs: number) => void;
   /** Called when a transient error is absorbed (429, 5xx, dropped connection). */
   onTransient?: (error: Error, waitMs: number) => void;
-  /** Consecutive transient errors tolerated before giving up. */
+  /**
+   * Consecutive transient errors tolerated before giving up, when there is no `timeoutMs` (default 8: about
+   * 2.5 minutes of a failing gateway at the default schedule). With a limit, the limit is the user's patience:
+   * transient errors are absorbed until it, and the TimeoutError names the last one.
+   */
   maxTransient?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
@@ -64,7 +68,8 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
       if (o.done(record)) return record;
       wait = nextDelay(o, attempt++);
     } catch (e) {
-      if (!transient(e) || ++failures > (o.maxTransient ?? 5)) throw e;
+      failures++;
+      if (!transient(e) || (deadline === Infinity && failures > (o.maxTransient ?? 8))) throw e;
       lastError = e as GwError;
       const retryAfter = e instanceof GatewayError ? e.retryAfterMs : undefined;
       wait = retryAfter ?? nextDelay(o, attempt++);

@@ -70,13 +70,20 @@ export async function create(
 export async function retrieve(
   client: GatewayClient,
   id: string,
-  o: { signal?: AbortSignal | undefined } = {},
+  o: {
+    signal?: AbortSignal | undefined;
+    timeoutMs?: number | undefined;
+    /** Automatic retries (default the client's); `wait` passes 0 and absorbs failures itself. */
+    retries?: number | undefined;
+  } = {},
 ): Promise<ApiResult<BetaTask>> {
   return client.request({
     method: 'GET',
     path: `${BETA_TASKS_PATH}/${encodeURIComponent(id)}`,
     schema: betaTaskSchema,
     signal: o.signal,
+    timeoutMs: o.timeoutMs,
+    retries: o.retries,
   });
 }
 
@@ -138,11 +145,18 @@ export async function wait(
   id: string,
   o: BetaTaskWaitOptions = {},
 ): Promise<BetaTask> {
+  const now = o.now ?? Date.now;
+  const deadline = o.timeoutMs !== undefined ? now() + o.timeoutMs : undefined;
   return poll({
     initialMs: 2000,
     maxMs: 30_000,
     ...o,
-    fetch: async (signal) => (await retrieve(client, id, { signal })).data,
+    // Each request is bounded by the time left and never retried by the client: the poll absorbs transient
+    // errors within its own limit (a client retry's sleep could carry the wait past --timeout).
+    fetch: async (signal) => {
+      const timeoutMs = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
+      return (await retrieve(client, id, { signal, timeoutMs, retries: 0 })).data;
+    },
     done: (t) => isBetaTerminal(t.status),
   });
 }

@@ -17,6 +17,8 @@ import type { ApiResult, GatewayClient, RawResult } from '../gateway-client.js';
 export interface CallOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /** Automatic retries of a GET (default the client's); `wait` passes 0 and absorbs failures itself. */
+  retries?: number | undefined;
 }
 
 function videoPath(id: string): string {
@@ -68,6 +70,7 @@ export function retrieve(
     schema: videoRecordSchema,
     signal: o.signal,
     timeoutMs: o.timeoutMs,
+    retries: o.retries,
   });
 }
 
@@ -145,7 +148,9 @@ export function wait(
         left !== undefined && o.requestTimeoutMs !== undefined
           ? Math.min(left, o.requestTimeoutMs)
           : (left ?? o.requestTimeoutMs);
-      return retrieve(client, id, { signal, timeoutMs });
+      // No retries inside a poll: the poll absorbs transient errors (Retry-After included) within its limit,
+      // where a client retry's sleep could carry the wait past --timeout.
+      return retrieve(client, id, { signal, timeoutMs, retries: 0 });
     },
     done: (r) => isVideoTerminal(r.data.status),
     onUpdate: (r) => o.onUpdate?.(r.data, now() - started, r.requestId),

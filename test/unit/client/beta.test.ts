@@ -5,7 +5,7 @@ import { GatewayClient } from '../../../src/client/gateway-client.js';
 import * as assets from '../../../src/client/resources/beta-assets.js';
 import * as tasks from '../../../src/client/resources/beta-tasks.js';
 import type { HostResolver } from '../../../src/contract/beta.js';
-import { UsageError } from '../../../src/core/errors.js';
+import { TimeoutError, UsageError } from '../../../src/core/errors.js';
 
 const BASE = 'http://gw.test';
 const agents: MockAgent[] = [];
@@ -132,6 +132,45 @@ describe('client beta tasks', () => {
     });
     expect(t.status).toBe('expired');
     expect(slept).toHaveLength(2);
+  });
+
+  it('keeps a wait to its limit: a 503 with a long Retry-After is absorbed by the poll, not retried by the client', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    agents.push(agent);
+    const clientSleeps: number[] = [];
+    const c = new GatewayClient({
+      baseUrl: BASE,
+      token: 'sk-test',
+      dispatcher: agent,
+      sleep: (ms) => (clientSleeps.push(ms), Promise.resolve()),
+    });
+    const path = `${tasks.BETA_TASKS_PATH}/cgt-4`;
+    agent
+      .get(BASE)
+      .intercept({ path, method: 'GET' })
+      .reply(
+        503,
+        { error: { code: 'service_unavailable', message: 'busy' } },
+        { headers: { 'retry-after': '30' } },
+      )
+      .times(5);
+    let clock = 0;
+    const pollSleeps: number[] = [];
+    const e = await tasks
+      .wait(c, 'cgt-4', {
+        timeoutMs: 3000,
+        now: () => clock,
+        sleep: (ms) => {
+          pollSleeps.push(ms);
+          clock += ms;
+          return Promise.resolve();
+        },
+      })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TimeoutError);
+    expect(pollSleeps).toEqual([3000]);
+    expect(clientSleeps).toEqual([]);
   });
 });
 

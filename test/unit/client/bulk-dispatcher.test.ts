@@ -47,7 +47,12 @@ async function listen(
     handler(req, res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push({ close: () => server.closeAllConnections() || server.close() });
+  servers.push({
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, seen };
 }
 

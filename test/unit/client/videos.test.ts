@@ -88,6 +88,43 @@ describe('client/resources/videos', () => {
     await client.close();
   });
 
+  it('wait keeps to its limit: a 429 with a long Retry-After is the poll’s to absorb, never a client retry', async () => {
+    const sim = await useSim();
+    const clientSleeps: number[] = [];
+    const client = new GatewayClient({
+      baseUrl: sim.baseUrl,
+      token: DEFAULT_SIM_TOKEN,
+      sleep: (ms) => {
+        clientSleeps.push(ms);
+        return Promise.resolve();
+      },
+    });
+    const { data } = await videos.create(client, { model: 'vid-2.7-t2v', prompt: '[sim:never]' });
+    sim.sim.addFault({ route: 'GET /v1/videos/:id', kind: 'status', status: 429, retryAfter: 30 });
+    let clock = 0;
+    const pollSleeps: number[] = [];
+    const err = await videos
+      .wait(client, data.video_id, {
+        ...fast,
+        timeoutMs: 3000,
+        now: () => clock,
+        sleep: (ms) => {
+          pollSleeps.push(ms);
+          clock += ms;
+          return Promise.resolve();
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).message).toMatch(/last poll failed/);
+    // The 30 s Retry-After was cut to the 3 s left; the client itself never slept or retried: two GETs, the
+    // first poll and the last look at the deadline.
+    expect(pollSleeps).toEqual([3000]);
+    expect(clientSleeps).toEqual([]);
+    expect(sim.requests.filter((r) => r.method === 'GET')).toHaveLength(2);
+    await client.close();
+  });
+
   it('retrieve reads a gateway that answers only `id` (video_id filled in)', async () => {
     const { sim, client } = await setup();
     sim.sim.router.add('GET', '/v1/videos-alt/:id', (req, reply) =>

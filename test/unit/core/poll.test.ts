@@ -96,7 +96,7 @@ describe('poll', () => {
     expect(c.sleeps).toEqual([100, 200]);
   });
 
-  it('gives up after maxTransient consecutive transient errors', async () => {
+  it('without a limit, gives up after maxTransient consecutive transient errors', async () => {
     const c = clock();
     await expect(
       poll({
@@ -108,6 +108,20 @@ describe('poll', () => {
       }),
     ).rejects.toMatchObject({ status: 429 });
     expect(c.sleeps).toHaveLength(3);
+  });
+
+  it('with a limit, absorbs transient errors until the limit, whatever maxTransient says', async () => {
+    const c = clock();
+    const e = await poll({
+      fetch: () => Promise.reject(rateLimited(1000)),
+      done: () => true,
+      maxTransient: 3,
+      timeoutMs: 10_000,
+      sleep: c.sleep,
+      now: c.now,
+    }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TimeoutError);
+    expect(c.sleeps).toHaveLength(10);
   });
 
   it('does not retry a non-transient error', async () => {
