@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs';
 
+/** Services of the second family an account must open (beta-tasks-assets.md §7: 503 `service_unavailable`). */
+export type SimService = 'beta-tasks' | 'asset-library';
+
 /** One token the simulator accepts: its tenant and the models it sees (`"*"` = all). */
 export interface SimToken {
   tenant: string;
   models: '*' | string[];
+  /** Services this account has not opened: their endpoints answer 503 `service_unavailable` (default: none). */
+  notOpened?: SimService[];
 }
 
 /** Fault kinds (src/sim/README.md). */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FaultRule } from './config.js';
+import type { FaultRule, SimService } from './config.js';
 
 /** The error envelope a route family answers with. */
 export type ErrorShape = 'common' | 'beta-task' | 'asset' | 'alpha';
@@ -20,6 +20,8 @@ export interface SimRequest {
   tenant: string;
   /** Models this token sees. */
   canSee(model: string): boolean;
+  /** False when the account has not opened that service of the second family (beta §7, 503). */
+  hasOpened(service: SimService): boolean;
   requestId: string;
 }
 

@@ -154,6 +154,7 @@ export class Sim {
       token: auth,
       tenant: token?.tenant ?? '',
       canSee: (model) => token !== undefined && (token.models === '*' || token.models.includes(model)),
+      hasOpened: (service) => token?.notOpened?.includes(service) !== true,
       requestId,
     };
     const reply = new SimReply(simReq, res, faults, this.config.timings.streamDelayMs);

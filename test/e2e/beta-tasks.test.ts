@@ -194,6 +194,27 @@ describe('gw beta task: list, delete, wait outcomes', () => {
     expect(sim.requests.at(-1)?.query).toContain(`filter.task_ids=${ids[0]}%2C${ids[1]}%2C${ids[2]}`);
   });
 
+  it('an account that has not opened the family: 503 service_unavailable with the request id and the hint', async () => {
+    const sim = await useSim({
+      tokens: { 'sk-closed-2222': { tenant: 'c', models: '*', notOpened: ['beta-tasks', 'asset-library'] } },
+    });
+    const env = { ...sim.env, GW_TOKEN: 'sk-closed-2222' };
+    const t = await spawnGw(['beta', 'task', 'create', 'a kite', '-m', 'gamma-video-2-0'], { env });
+    expect(t.exitCode).toBe(1);
+    expect(t.stdout).toBe('');
+    expect(t.stderr).toMatch(
+      /error: service_unavailable: this account has not opened the overseas video family/,
+    );
+    expect(t.stderr).toMatch(/request id: req-sim-/);
+    expect(t.stderr).toContain('hint: the account has not opened the overseas family or the asset library');
+    const g = await spawnGw(['beta', 'asset', 'group', 'create', '--name', 'refs', '-m', 'gamma-video-2-0'], {
+      env,
+    });
+    expect(g.exitCode).toBe(1);
+    expect(g.stderr).toMatch(/error: service_unavailable: this account has not opened the asset library/);
+    expect(g.stderr).toContain('hint: the account has not opened the overseas family or the asset library');
+  });
+
   it('delete: running → 409 explained; queued → cancelled; cancelled → refused', async () => {
     const sim = await useSim();
     const running = await createTask(sim, 'forever [sim:never]');

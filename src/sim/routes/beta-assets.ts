@@ -117,6 +117,15 @@ function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
   const version = req.query.get('Version') ?? '';
   const fail = (status: number, code: string, message: string): void =>
     reply.error(status, code, message, 'asset');
+  // §7: an account that has not opened the asset library gets 503 service_unavailable on every action.
+  if (!req.hasOpened('asset-library')) {
+    fail(
+      503,
+      'service_unavailable',
+      'this account has not opened the asset library (beta-tasks-assets.md §7)',
+    );
+    return;
+  }
   // §4.2/§7: Update* and Delete* are not offered.
   if (isForbiddenAssetAction(action)) {
     fail(403, 'InvalidAction', `${action} is not offered by the asset library (beta-tasks-assets.md §4.2)`);

@@ -338,17 +338,44 @@ function remove(sim: Sim, req: SimRequest, reply: SimReply): void {
 /** beta-tasks-assets.md §4.1: the task endpoints. */
 export function registerBetaTaskRoutes(sim: Sim): void {
   const o = { shape: 'beta-task' as const };
-  sim.router.add('POST', PATH, (req, reply) => create(sim, req, reply), o);
-  sim.router.add('GET', PATH, (req, reply) => list(sim, req, reply), o);
+  // §7: an account that has not opened the overseas family gets 503 service_unavailable on every task endpoint.
+  const opened =
+    (handler: (req: SimRequest, reply: SimReply) => void | Promise<void>) =>
+    (req: SimRequest, reply: SimReply): void | Promise<void> => {
+      if (req.hasOpened('beta-tasks')) return handler(req, reply);
+      reply.error(
+        503,
+        'service_unavailable',
+        `this account has not opened the overseas video family (${DOC} §7)`,
+        'beta-task',
+      );
+    };
+  sim.router.add(
+    'POST',
+    PATH,
+    opened((req, reply) => create(sim, req, reply)),
+    o,
+  );
+  sim.router.add(
+    'GET',
+    PATH,
+    opened((req, reply) => list(sim, req, reply)),
+    o,
+  );
   sim.router.add(
     'GET',
     `${PATH}/:id`,
-    (req, reply) => {
+    opened((req, reply) => {
       const t = visible(sim, req, req.params.id as string);
       if (t === undefined) notFound(reply, req.params.id as string);
       else reply.json(200, view(sim, t));
-    },
+    }),
     o,
   );
-  sim.router.add('DELETE', `${PATH}/:id`, (req, reply) => remove(sim, req, reply), o);
+  sim.router.add(
+    'DELETE',
+    `${PATH}/:id`,
+    opened((req, reply) => remove(sim, req, reply)),
+    o,
+  );
 }

@@ -194,6 +194,41 @@ describe('sim beta tasks: create (§2.4, §4.1, §7)', () => {
     expect((await call(unmapped, 'POST', TASKS, task())).status).toBe(200);
   });
 
+  it('answers 503 service_unavailable to an account that has not opened the family or the asset library (§7)', async () => {
+    const sim = await useSim({
+      tokens: {
+        [DEFAULT_SIM_TOKEN]: { tenant: 'default', models: '*' },
+        'sk-no-beta': { tenant: 'nb', models: '*', notOpened: ['beta-tasks'] },
+        'sk-no-assets': { tenant: 'na', models: '*', notOpened: ['asset-library'] },
+      },
+    });
+    const t = await call(sim, 'POST', TASKS, task(), { token: 'sk-no-beta' });
+    expect(t.status).toBe(503);
+    expect(t.json.error?.code).toBe('service_unavailable');
+    expect(t.requestId).toMatch(/^req-sim-/);
+    expect((await call(sim, 'GET', `${TASKS}/cgt-x`, undefined, { token: 'sk-no-beta' })).status).toBe(503);
+    expect((await call(sim, 'GET', TASKS, undefined, { token: 'sk-no-beta' })).status).toBe(503);
+    // The asset library is a separate service: open for this account.
+    const g = await asset(
+      sim,
+      'CreateAssetGroup',
+      { model: 'gamma-video-2-0', Name: 'g', GroupType: 'AIGC' },
+      'sk-no-beta',
+    );
+    expect(g.status).toBe(200);
+
+    const a = await asset(
+      sim,
+      'CreateAssetGroup',
+      { model: 'gamma-video-2-0', Name: 'g', GroupType: 'AIGC' },
+      'sk-no-assets',
+    );
+    expect(a.status).toBe(503);
+    expect(a.json.ResponseMetadata?.Error?.Code).toBe('service_unavailable');
+    expect((await call(sim, 'POST', TASKS, task(), { token: 'sk-no-assets' })).status).toBe(200);
+    expect((await call(sim, 'POST', TASKS, task())).status).toBe(200);
+  });
+
   it('binds asset:// and Asset:// references to the tenant Active assets (§2.4, §3)', async () => {
     const sim = await clockSim();
     const id = await activeAsset(sim);
