@@ -281,7 +281,9 @@ export const SLOW_HEAD_START_MS = 250;
  * possible, and no check's latency carries another check's module loading.
  */
 export async function runProbe(o: RunOptions): Promise<ProbeReport> {
-  const now = o.now ?? (() => performance.now());
+  // process.hrtime rather than performance.now(): the global `performance` loads perf_hooks on first use (~2 ms
+  // before the first check starts).
+  const now = o.now ?? (() => Number(process.hrtime.bigint()) / 1e6);
   const clock = o.clock ?? (() => new Date());
   const startedAt = clock();
   const t0 = now();
