@@ -62,7 +62,7 @@ Examples:
         let final: MessageObject | undefined;
         if (wantStream(ctx, opts.stream)) {
           const s = await messages.stream(client, body, call);
-          await printStream(ctx, s.events, (ev, out) => {
+          await printStream(ctx, s, (ev, out) => {
             const m = messages.accumulate(final, ev);
             final = m;
             if (ev.type === 'content_block_stop' && m.content[ev.index]?.type === 'thinking') {

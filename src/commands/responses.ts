@@ -41,7 +41,7 @@ Examples:
         if (wantStream(ctx, opts.stream)) {
           const s = await responses.stream(client, body, { signal: ctx.signal });
           requestId = s.requestId;
-          await printStream(ctx, s.events, (ev, out) => {
+          await printStream(ctx, s, (ev, out) => {
             if (ev.type === 'response.output_text.delta') out.write(ev.delta ?? '');
             if (ev.response !== undefined) final = ev.response;
           });
