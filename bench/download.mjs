@@ -123,7 +123,7 @@ export async function download() {
     try {
       const id = await completedVideo(big);
       const m = measure(big, id, dir, GIB);
-      const [curl, gwDl, gwSha] = await interleave([m.curl, m.gw, m.gwSha], 3, 1);
+      const [curl, gwDl, gwSha] = await interleave([m.curl, m.gw, m.gwSha], 5, 1);
       const mibs = (ms) => GIB / 1024 ** 2 / (ms / 1000);
       const ratio = curl.median / gwDl.median;
       const rate = (s) => ({ median: mibs(s.median), min: mibs(s.max), max: mibs(s.min) });

@@ -1,10 +1,9 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { closeSync, createReadStream, fsyncSync, openSync, writeSync } from 'node:fs';
+import { rename, stat, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { once } from 'node:events';
 import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../client/errors.js';
 import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
 
@@ -107,9 +106,6 @@ function meter(hash: Hash | undefined, start: number, onChunk: (n: number) => vo
   });
 }
 
-/** Bytes queued to the part file before the copy waits for the disk. */
-const WRITE_QUEUE = 4 * 1024 * 1024;
-
 function digest(hash: Hash | undefined): { sha256?: string } {
   return hash !== undefined ? { sha256: hash.digest('hex') } : {};
 }
@@ -121,6 +117,19 @@ async function hashFile(path: string, hash: Hash): Promise<number> {
     n += (chunk as Buffer).length;
   }
   return n;
+}
+
+/** A local write failure (disk full, no permission, missing directory): the disk's problem, not the network's. */
+function writeFailed(e: unknown, part?: string): GwError {
+  const msg = e instanceof Error ? e.message : String(e);
+  return new GwError(`cannot write the download: ${msg}`, {
+    code: 'write_failed',
+    cause: e,
+    hint:
+      part !== undefined
+        ? 'check that the directory exists and is writable'
+        : 'free some space or fix the permissions, then run the same command again to resume from the .part',
+  });
 }
 
 function incomplete(message: string, part: string | undefined, cause?: unknown): GwError {
@@ -182,40 +191,37 @@ function expectedTotal(res: DownloadAnswer, offset: number): number | undefined 
 }
 
 /**
- * Copies `body` into `out` with backpressure (constant memory). Unlike pipeline(), a failing source does not
- * destroy the file stream: every byte received is flushed to the part file so a later call can resume it.
+ * Copies `body` into the part file (descriptor `fd`) in constant memory. Each chunk is written synchronously as it
+ * arrives: a download has nothing else to do meanwhile, the kernel keeps receiving into the socket buffer, and the
+ * bytes go to the page cache while still in the CPU cache (asynchronous writes on the thread pool measured ~10%
+ * slower per GiB on loopback, issue 9). A chunk is given back (`release`) once written, so the transport reuses its
+ * memory. Unlike pipeline(), a failing source leaves every byte received in the part file for a later resume.
  * Returns the error that stopped the copy, if any.
  */
 async function drainInto(
   body: Readable,
-  out: Writable,
+  fd: number,
   onChunk: (chunk: Buffer) => void,
   signal: AbortSignal | undefined,
   release: ((chunk: Buffer) => void) | undefined,
 ): Promise<unknown> {
-  let failure: unknown;
-  let outError: unknown;
-  out.on('error', (e) => (outError ??= e));
   if (signal !== undefined) addAbortSignal(signal, body);
   try {
     for await (const chunk of body) {
-      if (outError !== undefined) throw outError;
       const buf = chunk as Buffer;
       onChunk(buf);
-      const written = out.write(buf, release !== undefined ? (e) => e == null && release(buf) : undefined);
-      if (!written) await once(out, 'drain');
+      try {
+        for (let at = 0; at < buf.length;) at += writeSync(fd, buf, at);
+      } catch (e) {
+        throw writeFailed(e);
+      }
+      release?.(buf);
     }
+    return undefined;
   } catch (e) {
-    failure = e;
     body.destroy();
+    return e;
   }
-  out.end();
-  try {
-    await finished(out);
-  } catch (e) {
-    failure ??= e;
-  }
-  return failure ?? outError;
 }
 
 async function toStdout(o: DownloadOptions): Promise<DownloadResult> {
@@ -307,29 +313,33 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
     }
   }
   let bytes = offset;
-  const failure = await drainInto(
-    res.body,
-    // A deep write queue lets the next read land while the previous slab is being written (the bulk dispatcher
-    // delivers reads of up to 4 MiB; the default 16 KiB queue would serialise reading and writing).
-    createWriteStream(part, { flags: resumed ? 'a' : 'w', mode: 0o644, highWaterMark: WRITE_QUEUE }),
-    (chunk) => {
-      hash?.update(chunk);
-      bytes += chunk.length;
-      o.onProgress?.(bytes, total);
-    },
-    o.signal,
-    res.release,
-  );
-  if (failure !== undefined) throw mapStreamError(failure, o.signal, part);
-  if (total !== undefined && bytes !== total) {
-    throw incomplete(`incomplete download: received ${bytes} of ${total} bytes`, part);
-  }
-  // Flush to disk before the rename so a crash cannot leave a short file under the final name.
-  const fh = await open(part, 'r+');
+  let fd: number;
   try {
-    await fh.sync();
+    fd = openSync(part, resumed ? 'a' : 'w', 0o644);
+  } catch (e) {
+    res.body.destroy();
+    throw writeFailed(e, part);
+  }
+  try {
+    const failure = await drainInto(
+      res.body,
+      fd,
+      (chunk) => {
+        hash?.update(chunk);
+        bytes += chunk.length;
+        o.onProgress?.(bytes, total);
+      },
+      o.signal,
+      res.release,
+    );
+    if (failure !== undefined) throw mapStreamError(failure, o.signal, part);
+    if (total !== undefined && bytes !== total) {
+      throw incomplete(`incomplete download: received ${bytes} of ${total} bytes`, part);
+    }
+    // Flush to disk before the rename so a crash cannot leave a short file under the final name.
+    fsyncSync(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
   await rename(part, final);
   return { path: final, bytes, ...digest(hash), resumed };

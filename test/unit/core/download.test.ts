@@ -220,6 +220,15 @@ describe('download', () => {
     expect(sink.writableEnded).toBe(false);
   });
 
+  it('names a local write failure as such (not a dropped connection), with nothing at the final path', async () => {
+    const file = join(dir(), 'no-such-dir', 'out.mp4');
+    const e = await download({ open: () => Promise.resolve(answer()), file }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(GwError);
+    expect((e as GwError).code).toBe('write_failed');
+    expect((e as GwError).message).toMatch(/cannot write the download: ENOENT/);
+    expect(existsSync(file)).toBe(false);
+  });
+
   it('turns an abort into InterruptedError and keeps the part', async () => {
     const file = join(dir(), 'out.mp4');
     const ac = new AbortController();
