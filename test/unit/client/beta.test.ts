@@ -6,6 +6,7 @@ import * as assets from '../../../src/client/resources/beta-assets.js';
 import * as tasks from '../../../src/client/resources/beta-tasks.js';
 import type { HostResolver } from '../../../src/contract/beta.js';
 import { TimeoutError, UsageError } from '../../../src/core/errors.js';
+import { fakeClock } from '../../helpers/clock.js';
 
 const BASE = 'http://gw.test';
 const agents: MockAgent[] = [];
@@ -155,21 +156,16 @@ describe('client beta tasks', () => {
         { headers: { 'retry-after': '30' } },
       )
       .times(5);
-    let clock = 0;
-    const pollSleeps: number[] = [];
+    const clock = fakeClock();
     const e = await tasks
       .wait(c, 'cgt-4', {
         timeoutMs: 3000,
-        now: () => clock,
-        sleep: (ms) => {
-          pollSleeps.push(ms);
-          clock += ms;
-          return Promise.resolve();
-        },
+        now: clock.now,
+        sleep: clock.sleep,
       })
       .catch((x: unknown) => x);
     expect(e).toBeInstanceOf(TimeoutError);
-    expect(pollSleeps).toEqual([3000]);
+    expect(clock.sleeps).toEqual([3000]);
     expect(clientSleeps).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import * as videos from '../../../src/client/resources/videos.js';
 import { TaskFailedError, TimeoutError, UsageError } from '../../../src/core/errors.js';
 import { DEFAULT_SIM_TOKEN } from '../../../src/sim/config.js';
 import { useSim } from '../../helpers/sim.js';
+import { fakeClock } from '../../helpers/clock.js';
 
 async function setup(o: Parameters<typeof useSim>[0] = {}, validate = true) {
   const sim = await useSim(o);
@@ -101,25 +102,20 @@ describe('client/resources/videos', () => {
     });
     const { data } = await videos.create(client, { model: 'vid-2.7-t2v', prompt: '[sim:never]' });
     sim.sim.addFault({ route: 'GET /v1/videos/:id', kind: 'status', status: 429, retryAfter: 30 });
-    let clock = 0;
-    const pollSleeps: number[] = [];
+    const clock = fakeClock();
     const err = await videos
       .wait(client, data.video_id, {
         ...fast,
         timeoutMs: 3000,
-        now: () => clock,
-        sleep: (ms) => {
-          pollSleeps.push(ms);
-          clock += ms;
-          return Promise.resolve();
-        },
+        now: clock.now,
+        sleep: clock.sleep,
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).message).toMatch(/last poll failed/);
     // The 30 s Retry-After was cut to the 3 s left; the client itself never slept or retried: two GETs, the
     // first poll and the last look at the deadline.
-    expect(pollSleeps).toEqual([3000]);
+    expect(clock.sleeps).toEqual([3000]);
     expect(clientSleeps).toEqual([]);
     expect(sim.requests.filter((r) => r.method === 'GET')).toHaveLength(2);
     await client.close();

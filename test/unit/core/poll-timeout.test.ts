@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ConnectionError, GatewayError } from '../../../src/client/errors.js';
 import { TimeoutError } from '../../../src/core/errors.js';
 import { poll } from '../../../src/core/poll.js';
+import { fakeClock } from '../../helpers/clock.js';
 
-/** A fake clock: sleep advances it. */
 function clock(): { now: () => number; sleep: (ms: number) => Promise<void> } {
-  let t = 0;
-  return { now: () => t, sleep: (ms) => ((t += ms), Promise.resolve()) };
+  const { now, sleep } = fakeClock();
+  return { now, sleep };
 }
 
 describe('poll: a limit reached while the gateway keeps failing', () => {

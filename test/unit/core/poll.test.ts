@@ -2,22 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ConnectionError, GatewayError } from '../../../src/client/errors.js';
 import { InterruptedError, TimeoutError } from '../../../src/core/errors.js';
 import { poll } from '../../../src/core/poll.js';
+import { fakeClock } from '../../helpers/clock.js';
 
 /** A fake clock: sleeping advances it, nothing waits on real time. */
-function clock() {
-  let t = 0;
-  const sleeps: number[] = [];
-  return {
-    now: () => t,
-    sleep: (ms: number): Promise<void> => {
-      sleeps.push(ms);
-      t += ms;
-      return Promise.resolve();
-    },
-    sleeps,
-    advance: (ms: number) => (t += ms),
-  };
-}
+const clock = fakeClock;
 
 /** Answers `running` n times, then `done`. */
 function states(n: number): () => Promise<string> {

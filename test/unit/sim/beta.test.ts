@@ -209,20 +209,11 @@ describe('sim beta tasks: create (§2.4, §4.1, §7)', () => {
     expect((await call(sim, 'GET', `${TASKS}/cgt-x`, undefined, { token: 'sk-no-beta' })).status).toBe(503);
     expect((await call(sim, 'GET', TASKS, undefined, { token: 'sk-no-beta' })).status).toBe(503);
     // The asset library is a separate service: open for this account.
-    const g = await asset(
-      sim,
-      'CreateAssetGroup',
-      { model: 'gamma-video-2-0', Name: 'g', GroupType: 'AIGC' },
-      'sk-no-beta',
-    );
-    expect(g.status).toBe(200);
+    const group = (token: string) =>
+      asset(sim, 'CreateAssetGroup', { model: 'gamma-video-2-0', Name: 'g', GroupType: 'AIGC' }, token);
+    expect((await group('sk-no-beta')).status).toBe(200);
 
-    const a = await asset(
-      sim,
-      'CreateAssetGroup',
-      { model: 'gamma-video-2-0', Name: 'g', GroupType: 'AIGC' },
-      'sk-no-assets',
-    );
+    const a = await group('sk-no-assets');
     expect(a.status).toBe(503);
     expect(a.json.ResponseMetadata?.Error?.Code).toBe('service_unavailable');
     expect((await call(sim, 'POST', TASKS, task(), { token: 'sk-no-assets' })).status).toBe(200);
