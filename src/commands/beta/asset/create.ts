@@ -46,24 +46,12 @@ Examples:
           );
         }
         const timeoutMs = ctx.waitLimitMs();
-        const assets = await import('../../../client/resources/beta-assets.js');
+        const { createAsset } = await import('./journaled.js');
         const client = await ctx.client();
         const name = opts.name ?? defaultAssetName(opts.url);
-        const res = await assets.createAsset(
-          client,
-          { model: opts.model, GroupId: opts.group, URL: opts.url, AssetType: type, Name: name },
-          { signal: ctx.signal },
-        );
-        const id = res.data.Result.Id;
-        ctx.recordCreated(client, {
-          kind: 'beta-asset',
-          id,
-          model: opts.model,
-          requestId: res.requestId,
-          extra: { object: 'asset', groupId: opts.group, name, type, url: opts.url },
-        });
+        const { id, data } = await createAsset(ctx, client, { ...opts, type, name });
         if (opts.wait !== true) {
-          if (ctx.globals.json) ctx.out.json(res.data);
+          if (ctx.globals.json) ctx.out.json(data);
           else ctx.out.line(id);
           return;
         }

@@ -18,23 +18,10 @@ Examples:
     )
     .action(
       rt.action(async (ctx, opts: { name: string; description?: string; model: string }) => {
-        const assets = await import('../../../client/resources/beta-assets.js');
+        const { createGroup } = await import('./journaled.js');
         const client = await ctx.client();
-        const res = await assets.createGroup(
-          client,
-          { model: opts.model, Name: opts.name, Description: opts.description },
-          { signal: ctx.signal },
-        );
-        const id = res.data.Result.Id;
-        // Groups are journaled with the assets (kind beta-asset, object group) so `asset upload` can offer them.
-        ctx.recordCreated(client, {
-          kind: 'beta-asset',
-          id,
-          model: opts.model,
-          requestId: res.requestId,
-          extra: { object: 'group', name: opts.name },
-        });
-        if (ctx.globals.json) ctx.out.json(res.data);
+        const { id, data } = await createGroup(ctx, client, opts);
+        if (ctx.globals.json) ctx.out.json(data);
         else ctx.out.line(id);
       }),
     );

@@ -7,6 +7,7 @@ import {
   guessAssetType,
 } from '../../../contract/beta-assets.js';
 import type { Context } from '../../context.js';
+import { createGroup } from './journaled.js';
 
 /** One asset to create. */
 export interface Plan {
@@ -23,23 +24,14 @@ export function isPromptExit(e: unknown): boolean {
   return e instanceof Error && (e.name === 'ExitPromptError' || e.name === 'AbortPromptError');
 }
 
-/** Creates a group and journals it (kind beta-asset, object group) so later uploads can offer it. */
+/** Creates a group (journaled, so later uploads can offer it) and says so. */
 export async function newGroup(
   ctx: Context,
   client: GatewayClient,
   model: string,
   name: string,
 ): Promise<string> {
-  const assets = await import('../../../client/resources/beta-assets.js');
-  const res = await assets.createGroup(client, { model, Name: name }, { signal: ctx.signal });
-  const id = res.data.Result.Id;
-  ctx.recordCreated(client, {
-    kind: 'beta-asset',
-    id,
-    model,
-    requestId: res.requestId,
-    extra: { object: 'group', name },
-  });
+  const { id } = await createGroup(ctx, client, { model, name });
   ctx.out.note(`created asset group ${id} (${name})`);
   return id;
 }

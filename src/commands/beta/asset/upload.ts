@@ -55,7 +55,7 @@ Examples:
           }
         }
         const timeoutMs = ctx.waitLimitMs();
-        const assets = await import('../../../client/resources/beta-assets.js');
+        const { createAsset } = await import('./journaled.js');
         const client = await ctx.client();
         const created: Plan[] = [];
         const ids: string[] = [];
@@ -78,16 +78,7 @@ Examples:
             }));
           }
           for (const p of plans) {
-            const body = { model: opts.model, GroupId: group, URL: p.url, AssetType: p.type, Name: p.name };
-            const res = await assets.createAsset(client, body, { signal: ctx.signal });
-            const id = res.data.Result.Id;
-            ctx.recordCreated(client, {
-              kind: 'beta-asset',
-              id,
-              model: opts.model,
-              requestId: res.requestId,
-              extra: { object: 'asset', groupId: group, name: p.name, type: p.type, url: p.url },
-            });
+            const { id } = await createAsset(ctx, client, { model: opts.model, group, ...p });
             ids.push(id);
             created.push(p);
           }
