@@ -116,6 +116,14 @@ export function buildQuery(query: Query | undefined): string {
 }
 
 /**
+ * undici's redirect interceptor as downloads use it: at most 5 hops. throwOnMaxRedirect is implemented by undici 7
+ * but missing from its types: a redirect loop must fail, not hand back the last 3xx.
+ */
+function followRedirects(): Dispatcher.DispatcherComposeInterceptor {
+  return redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number });
+}
+
+/**
  * The typed HTTP client of the gateway. Knows nothing of the CLI: it joins paths to the base URL by string
  * concatenation (a base path prefix is kept), sends the bearer token only to the gateway's own origin, surfaces
  * `X-Gateway-Request-Id` on every result and error, retries only GET/HEAD/DELETE (a retried POST could bill twice),
@@ -145,11 +153,7 @@ export class GatewayClient {
     this.#ownsDispatcher = o.dispatcher === undefined;
     this.#dispatcher =
       o.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, connect: { timeout: this.#timeoutMs } });
-    // throwOnMaxRedirect is implemented by undici 7 but missing from its types: a redirect loop must fail, not
-    // hand back the last 3xx.
-    this.#redirecting = this.#dispatcher.compose(
-      redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
-    );
+    this.#redirecting = this.#dispatcher.compose(followRedirects());
     this.#sleep = o.sleep ?? realSleep;
     this.#random = o.random ?? Math.random;
     this.#now = o.now ?? Date.now;
@@ -178,9 +182,7 @@ export class GatewayClient {
       const { BulkDispatcher } = await import('./bulk-dispatcher.js');
       const bulk = new BulkDispatcher({ connectTimeoutMs: this.#timeoutMs });
       this.#bulk = {
-        dispatcher: bulk.compose(
-          redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
-        ),
+        dispatcher: bulk.compose(followRedirects()),
         release: (chunk) => bulk.release(chunk),
       };
     }
