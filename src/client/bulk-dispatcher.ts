@@ -419,7 +419,7 @@ class Exchange {
       const end = buf.indexOf('\r\n\r\n');
       if (end === -1) {
         if (buf.length > MAX_HEAD) throw new BulkError('response head too large', 'UND_ERR_HEADERS_OVERFLOW');
-        // Kept as a copy: the slab region it views is reused only by later reads, but a copy keeps this simple.
+        // A copy: the slab under this view may be recycled before the rest of the head arrives.
         this.#head = Buffer.from(buf);
         return;
       }
