@@ -102,27 +102,20 @@ export class TextPrinter {
 }
 
 /**
- * Runs a stream loop with a printer, closing the line even when the stream fails or is interrupted. Given a typed
- * stream with `batches`, the events of one network read are handled in one synchronous pass (no promise per event).
+ * Runs a stream loop with a printer, closing the line even when the stream fails or is interrupted. The events of
+ * one network read are handled in one synchronous pass (no promise per event).
  */
 export async function printStream<T>(
   ctx: Context,
-  source: AsyncIterable<T> | { batches?: AsyncIterable<T[]> | undefined; events: AsyncIterable<T> },
+  source: { batches: AsyncIterable<T[]> },
   onEvent: (ev: T, printer: TextPrinter) => void,
 ): Promise<void> {
   const printer = new TextPrinter(ctx);
   const json = ctx.globals.json;
   let complete = false;
   try {
-    if ('events' in source && source.batches !== undefined) {
-      for await (const batch of source.batches) {
-        for (const ev of batch) {
-          if (json) ctx.out.stream(`${JSON.stringify(ev)}\n`);
-          onEvent(ev, printer);
-        }
-      }
-    } else {
-      for await (const ev of 'events' in source ? source.events : source) {
+    for await (const batch of source.batches) {
+      for (const ev of batch) {
         if (json) ctx.out.stream(`${JSON.stringify(ev)}\n`);
         onEvent(ev, printer);
       }

@@ -14,8 +14,9 @@ import {
   checked,
   eventJson,
   postJson,
+  SKIP,
   streamError,
-  truncated,
+  typedStream,
   validateBody,
   type CallOptions,
   type TypedStream,
@@ -72,19 +73,19 @@ export async function stream(
     signal: o.signal,
   });
   const where = `POST ${PATH}`;
-  async function* events(): AsyncGenerator<MessageStreamEvent> {
-    for await (const ev of s.events) {
+  return typedStream<MessageStreamEvent>(
+    s,
+    where,
+    'message_stop',
+    (ev) => {
       const json = eventJson(ev.data, where, s);
       const name = ev.event ?? (json as { type?: unknown } | null)?.type;
       if (name === 'error') throw streamError(ev.data, json, s);
-      if (typeof name !== 'string' || !MESSAGE_STREAM_EVENTS.has(name)) continue; // ping, unknown
-      const event = checked(messageStreamEventSchema, json, where, s);
-      yield event;
-      if (event.type === 'message_stop') return;
-    }
-    throw truncated(where, 'message_stop', s);
-  }
-  return { status: s.status, requestId: s.requestId, headers: s.headers, events: events() };
+      if (typeof name !== 'string' || !MESSAGE_STREAM_EVENTS.has(name)) return SKIP; // ping, unknown
+      return checked(messageStreamEventSchema, json, where, s);
+    },
+    (event) => event.type === 'message_stop',
+  );
 }
 
 /**

@@ -12,8 +12,9 @@ import {
   checked,
   eventJson,
   postJson,
+  END,
   streamError,
-  truncated,
+  typedStream,
   validateBody,
   type CallOptions,
   type TypedStream,
@@ -52,19 +53,19 @@ export async function stream(
     signal: o.signal,
   });
   const where = `POST ${PATH}`;
-  async function* events(): AsyncGenerator<ResponseStreamEvent> {
-    for await (const ev of s.events) {
-      if (ev.data === '[DONE]') return;
+  return typedStream<ResponseStreamEvent>(
+    s,
+    where,
+    RESPONSE_TERMINAL_EVENTS.join(' / '),
+    (ev) => {
+      if (ev.data === '[DONE]') return END;
       const json = eventJson(ev.data, where, s);
       const type = (json as { type?: unknown } | null)?.type ?? ev.event;
       if (type === 'error' || ev.event === 'error') throw streamError(ev.data, json, s);
-      const event = checked(responseStreamEventSchema, json, where, s) as ResponseStreamEvent;
-      yield event;
-      if (RESPONSE_TERMINAL_EVENTS.includes(event.type)) return;
-    }
-    throw truncated(where, RESPONSE_TERMINAL_EVENTS.join(' / '), s);
-  }
-  return { status: s.status, requestId: s.requestId, headers: s.headers, events: events() };
+      return checked(responseStreamEventSchema, json, where, s) as ResponseStreamEvent;
+    },
+    (event) => RESPONSE_TERMINAL_EVENTS.includes(event.type),
+  );
 }
 
 /**

@@ -15,7 +15,7 @@ export interface TypedStream<T> {
   headers: Record<string, string | string[] | undefined>;
   events: AsyncIterable<T>;
   /** The same events grouped by network read (one promise per read, not per event); consume this or `events`. */
-  batches?: AsyncIterable<T[]> | undefined;
+  batches: AsyncIterable<T[]>;
 }
 
 /** What a typed stream's step returns for an event that ends the stream without being yielded (`[DONE]`). */
