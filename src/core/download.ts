@@ -120,16 +120,9 @@ async function hashFile(path: string, hash: Hash): Promise<number> {
 }
 
 /** A local write failure (disk full, no permission, missing directory): the disk's problem, not the network's. */
-function writeFailed(e: unknown, part?: string): GwError {
+function writeFailed(e: unknown, hint: string): GwError {
   const msg = e instanceof Error ? e.message : String(e);
-  return new GwError(`cannot write the download: ${msg}`, {
-    code: 'write_failed',
-    cause: e,
-    hint:
-      part !== undefined
-        ? 'check that the directory exists and is writable'
-        : 'free some space or fix the permissions, then run the same command again to resume from the .part',
-  });
+  return new GwError(`cannot write the download: ${msg}`, { code: 'write_failed', cause: e, hint });
 }
 
 function incomplete(message: string, part: string | undefined, cause?: unknown): GwError {
@@ -213,7 +206,10 @@ async function drainInto(
       try {
         for (let at = 0; at < buf.length;) at += writeSync(fd, buf, at);
       } catch (e) {
-        throw writeFailed(e);
+        throw writeFailed(
+          e,
+          'free some space or fix the permissions, then run the same command again to resume from the .part',
+        );
       }
       release?.(buf);
     }
@@ -318,7 +314,7 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
     fd = openSync(part, resumed ? 'a' : 'w', 0o644);
   } catch (e) {
     res.body.destroy();
-    throw writeFailed(e, part);
+    throw writeFailed(e, 'check that the directory exists and is writable');
   }
   try {
     const failure = await drainInto(
