@@ -14,16 +14,15 @@ async function fetchTo(
   client: GatewayClient,
   url: string,
   file: string,
-  force: boolean | undefined,
-  sha256: boolean | undefined,
+  o: { force?: boolean | undefined; sha256?: boolean | undefined },
 ): Promise<DownloadResult> {
   const { download } = await import('../../../core/download.js');
   const bar = ctx.progress.bar(file === '-' ? 'download' : file, undefined);
   try {
     return await download({
       file,
-      force,
-      sha256,
+      force: o.force,
+      sha256: o.sha256,
       signal: ctx.signal,
       stdout: ctx.io.stdout,
       onProgress: (n) => bar.tick(n),
@@ -89,10 +88,10 @@ export async function downloadTask(
   if (o.lastFrame !== undefined) await checkTarget(o.lastFrame, o.force);
   const out: TaskDownload = {
     id: task.id,
-    video: await fetchTo(ctx, client, video, o.file, o.force, o.sha256),
+    video: await fetchTo(ctx, client, video, o.file, o),
   };
   if (o.lastFrame !== undefined && frame !== undefined) {
-    out.last_frame = await fetchTo(ctx, client, frame, o.lastFrame, o.force, o.sha256);
+    out.last_frame = await fetchTo(ctx, client, frame, o.lastFrame, o);
   }
   ctx.journal().update('beta-task', task.id, task.status, { file: out.video.path });
   ctx.out.note(TTL_NOTE);
