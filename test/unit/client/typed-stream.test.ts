@@ -43,7 +43,7 @@ describe('typedStream', () => {
   it('delivers the values of one read as one batch, skips, and stops at END', async () => {
     const s = typedStream(fakeStream([['a', 'skip', 'b'], ['skip'], ['c', 'end', 'd']]), 'W', 'end', step);
     expect(s.batches).toBeDefined();
-    const { got, error } = await drain(s.batches as AsyncIterable<string[]>);
+    const { got, error } = await drain(s.batches);
     expect(error).toBeUndefined();
     expect(got).toEqual([['a', 'b'], ['c']]);
   });
