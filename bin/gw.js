@@ -8,6 +8,15 @@ const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const argv = process.argv.slice(2);
+
+// `gw --help | head`, `gw completion bash | head -1`: once the reader is gone there is nowhere to print; stop
+// quietly as Unix tools do (exit status of the pipe's writer), never with an unhandled 'error' event.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e) => {
+    if (e && (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED')) process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
 const only = argv.length === 1 ? argv[0] : undefined;
 
 /** A file of the package, or undefined when it is missing. */

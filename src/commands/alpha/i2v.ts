@@ -86,24 +86,18 @@ export default function i2vCommand(rt: Runtime): Command {
         }
         const task = res.data.data;
         const requestId = res.data.request_id ?? res.requestId;
-        try {
-          // The journal first: a script killed right after this line still finds the task in gw history.
-          ctx.recordCreated(client, {
-            kind: 'alpha',
-            id: task.task_id,
-            model: effectiveModel(body),
-            requestId,
-            state: task.task_status,
-            extra:
-              typeof body.external_task_id === 'string'
-                ? { external_task_id: body.external_task_id }
-                : undefined,
-          });
-        } catch (e) {
-          ctx.out.warn(
-            `task ${task.task_id} created, but the journal could not be written: ${(e as Error).message}`,
-          );
-        }
+        // The journal first: a script killed right after this line still finds the task in gw history.
+        ctx.recordCreated(client, {
+          kind: 'alpha',
+          id: task.task_id,
+          model: effectiveModel(body),
+          requestId,
+          state: task.task_status,
+          extra:
+            typeof body.external_task_id === 'string'
+              ? { external_task_id: body.external_task_id }
+              : undefined,
+        });
         if (ctx.globals.json) ctx.out.json(res.data);
         else ctx.out.line(task.task_id);
       }),

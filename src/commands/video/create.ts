@@ -130,7 +130,7 @@ Examples:
             });
           }
           const { checkTarget } = await import('../../core/download.js');
-          await checkTarget(f.download, false);
+          await checkTarget(f.download, false, { allowDirectory: true });
         }
         const client = await ctx.client();
         const res = await videos.create(client, body as Parameters<typeof videos.create>[1], {
@@ -156,8 +156,9 @@ Examples:
           },
         });
         if (f.download === undefined) return;
+        const { outputPath } = await import('../../core/download.js');
         const r = await downloadVideo(ctx, client, id, {
-          file: f.download,
+          file: outputPath(f.download, `${id}.mp4`),
           force: false,
           sha256: f.sha256,
         });

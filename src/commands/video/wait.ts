@@ -40,7 +40,7 @@ export async function waitForVideo(
       maxMs: Math.max(30_000, limits.intervalMs ?? 0),
       requestTimeoutMs: ctx.settings().timeoutMs,
       onUpdate: (rec, elapsed) => {
-        spinner.update(`${id} ${rec.status} ${formatDuration(elapsed)}`);
+        spinner.update(`${id} ${rec.status}`);
         if (rec.status !== last) {
           last = rec.status;
           journal.update('video', id, rec.status);

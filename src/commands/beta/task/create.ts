@@ -166,7 +166,8 @@ Examples:
         const waitMs = ctx.waitLimitMs();
         if (opts.download !== undefined) {
           const { checkTarget } = await import('../../../core/download.js');
-          await checkTarget(opts.download, false); // refuse before creating (and billing) anything
+          // refuse before creating (and billing) anything
+          await checkTarget(opts.download, false, { allowDirectory: true });
         }
         const tasks = await import('../../../client/resources/beta-tasks.js');
         const client = await ctx.client();
@@ -191,7 +192,8 @@ Examples:
         let download;
         if (opts.download !== undefined) {
           const { downloadTask } = await import('./download.js');
-          download = await downloadTask(ctx, client, task, { file: opts.download });
+          const { outputPath } = await import('../../../core/download.js');
+          download = await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) });
           if (!ctx.globals.json) ctx.out.note(`saved ${download.video.path}`);
         }
         if (ctx.globals.json) ctx.out.json({ id, task, ...(download ? { download } : {}) });

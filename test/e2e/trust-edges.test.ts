@@ -1,0 +1,196 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runBash, spawnGw } from '../helpers/gw.js';
+import { useSim } from '../helpers/sim.js';
+
+/**
+ * Issue 13, classes 1-3 and 6-8: created things are never lost, files at the final path are always the right
+ * bytes, ordinary conditions are coded errors (never a stack trace: every run passes assertNoStackTrace), secrets
+ * and the terminal are safe. The real bin/gw runs against gw sim.
+ */
+
+const roots: string[] = [];
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'gw-edges-'));
+  roots.push(d);
+  return d;
+}
+afterAll(async () => {
+  const { rmSync } = await import('node:fs');
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+});
+
+const ASSET_M = ['-m', 'gamma-video-2-0'];
+
+describe('class 1: a created thing is never lost', () => {
+  it('with an unwritable journal, every create still prints its id (and --json carries it), warns, exits 0', async () => {
+    const sim = await useSim();
+    const d = tmp();
+    const stateFile = join(d, 'state-is-a-file');
+    writeFileSync(stateFile, 'x');
+    const env = { ...sim.env, GW_STATE_DIR: stateFile };
+    const runs: Array<[string[], RegExp]> = [
+      [['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], /^video_\w+$/],
+      [['beta', 'task', 'create', 'a kite', '-m', 'gamma-video-2-0'], /^cgt-\S+$/],
+      [['beta', 'asset', 'group', 'create', '--name', 'refs', ...ASSET_M], /^group-\S+$/],
+    ];
+    for (const [argv, id] of runs) {
+      const r = await spawnGw(argv, { env });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(0);
+      expect(r.stdout.trim()).toMatch(id);
+      expect(r.stderr).toContain(`${r.stdout.trim()} was created, but the journal could not be written`);
+      const j = await spawnGw(['--json', ...argv], { env });
+      expect(j.exitCode, j.stderr).toBe(0);
+      expect(JSON.stringify(JSON.parse(j.stdout))).toMatch(/"(video_id|id|Id)":"[^"]+"/);
+    }
+    const group = (
+      await spawnGw(['beta', 'asset', 'group', 'create', '--name', 'g', ...ASSET_M], { env })
+    ).stdout.trim();
+    const a = await spawnGw(
+      ['beta', 'asset', 'create', '--group', group, '--url', 'https://example.com/a.png', ...ASSET_M],
+      { env },
+    );
+    expect(a.exitCode, a.stderr).toBe(0);
+    expect(a.stdout).toMatch(/asset-\S+/);
+    expect(a.stderr).toMatch(/was created, but the journal could not be written/);
+    const up = await spawnGw(
+      ['beta', 'asset', 'upload', '--group', group, '--url', 'https://example.com/b.png', ...ASSET_M],
+      { env },
+    );
+    expect(up.exitCode, up.stderr).toBe(0);
+    expect(up.stdout).toMatch(/^asset:\/\/asset-\S+$/m);
+  });
+
+  it('an output path that cannot be written is refused before anything is created (exit 2, nothing sent)', async () => {
+    const sim = await useSim();
+    const d = tmp();
+    writeFileSync(join(d, 'file'), 'x');
+    const cases: string[][] = [
+      ['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--download', join(d, 'missing', 'v.mp4')],
+      ['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--download', join(d, 'file', 'v.mp4')],
+      ['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--download', ''],
+      ['beta', 'task', 'create', 'kite', '-m', 'gamma-video-2-0', '--download', join(d, 'missing', 'v.mp4')],
+      ['image', 'generate', 'a cat', '-m', 'image-gen-1', '--out', join(d, 'file', 'imgs')],
+    ];
+    for (const argv of cases) {
+      const r = await spawnGw(argv, { env: sim.env });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/missing|not a directory|empty/);
+    }
+    expect(sim.requests.filter((q) => q.method === 'POST')).toEqual([]);
+  });
+});
+
+describe('class 2: output paths of downloads', () => {
+  it('-o dir/ and -o existing-dir save <id>.mp4 inside; -o "" and a missing parent are exit 2 before any request', async () => {
+    const sim = await useSim();
+    const d = tmp();
+    const id = (
+      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+    ).stdout.trim();
+    const a = await spawnGw(['video', 'download', id, '-o', `${d}/`], { env: sim.env });
+    expect(a.exitCode, a.stderr).toBe(0);
+    expect(a.stdout.trim()).toBe(join(d, `${id}.mp4`));
+    const sub = join(d, 'sub');
+    mkdirSync(sub);
+    const b = await spawnGw(['video', 'download', id, '-o', sub], { env: sim.env });
+    expect(b.exitCode, b.stderr).toBe(0);
+    expect(readdirSync(sub)).toEqual([`${id}.mp4`]);
+    const before = sim.requests.length;
+    const e = await spawnGw(['video', 'download', id, '-o', ''], { env: sim.env });
+    expect(e.exitCode).toBe(2);
+    expect(e.stderr).toMatch(/output: the path is empty/);
+    const m = await spawnGw(['video', 'download', id, '-o', join(d, 'nope', 'x.mp4')], { env: sim.env });
+    expect(m.exitCode).toBe(2);
+    expect(m.stderr).toContain(join(d, 'nope'));
+    expect(sim.requests.length).toBe(before);
+  });
+
+  it('a .part left by another video is never resumed into this one', async () => {
+    const sim = await useSim({ videoBytes: 200_000 });
+    const d = tmp();
+    const id = (
+      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+    ).stdout.trim();
+    const other = (
+      await spawnGw(['video', 'create', 'cat', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+    ).stdout.trim();
+    sim.sim.addFault({ route: 'GET /cdn', kind: 'drop', after: 50_000, times: 1 });
+    const first = await spawnGw(['video', 'download', other, '-o', 'v.mp4'], { env: sim.env, cwd: d });
+    expect(first.exitCode).toBe(1);
+    expect(existsSync(join(d, 'v.mp4.part'))).toBe(true);
+    const r = await spawnGw(['--json', 'video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(sim.sim.cdn.requests.at(-1)?.range).toBeUndefined();
+    expect(JSON.parse(r.stdout)).toMatchObject({ bytes: 200_000 });
+  });
+});
+
+describe('class 3: ordinary conditions are coded errors, never a stack trace', () => {
+  it('--help and completion piped into head end quietly', async () => {
+    // `true` reads nothing and exits at once: gw's write meets a closed pipe (EPIPE).
+    const r = await runBash(
+      'gw --help | true; gw completion bash | true; gw video --help | true; gw --help | head -c 1',
+      {
+        strict: true,
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+
+  it('a damaged config.json is exit 3 naming the file', async () => {
+    const d = tmp();
+    for (const text of ['{"profiles": ', '[1,2]', '{"profiles": 5}', 'null']) {
+      writeFileSync(join(d, 'config.json'), text);
+      const r = await spawnGw(['models'], { env: { GW_CONFIG_DIR: d, GW_TOKEN: 'sk-x-123456' } });
+      expect(r.exitCode, text).toBe(3);
+      expect(r.stderr).toContain(join(d, 'config.json'));
+      expect(r.stderr).toMatch(/damaged/);
+      const s = await spawnGw(['config', 'set', 'baseUrl', 'http://127.0.0.1:1'], {
+        env: { GW_CONFIG_DIR: d },
+      });
+      expect(s.exitCode, text).toBe(3);
+      expect(s.stderr).toContain(join(d, 'config.json'));
+    }
+  });
+
+  it('a journal line that is JSON but not an entry is skipped with a warning', async () => {
+    const sim = await useSim();
+    const d = tmp();
+    const id = (
+      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], { env: { ...sim.env, GW_STATE_DIR: d } })
+    ).stdout.trim();
+    const path = join(d, 'journal.jsonl');
+    writeFileSync(path, `null\n5\n[1]\n"x"\n{"op":"create"}\n${readFileSync(path, 'utf8')}`);
+    const r = await spawnGw(['history'], { env: { ...sim.env, GW_STATE_DIR: d } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(id);
+    expect(r.stderr).toMatch(/line 1 is not a journal entry; skipped/);
+  });
+});
+
+describe('class 6 and 8: tokens and header values', () => {
+  it('a token with CR/LF is exit 3 naming the cause, with no request sent', async () => {
+    const sim = await useSim();
+    const r = await spawnGw(['models'], { env: { ...sim.env, GW_TOKEN: `${sim.env.GW_TOKEN}\r\n` } });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toMatch(/GW_TOKEN contains a line break \(CR\/LF\)/);
+    expect(r.stderr).not.toContain(sim.env.GW_TOKEN);
+    expect(sim.requests).toEqual([]);
+  });
+
+  it('--thinking below the minimum and --compat-version with CR/LF are exit 2, nothing sent', async () => {
+    const sim = await useSim();
+    const base = ['messages', '-m', 'chat-3.7-plus', '--max-tokens', '4096'];
+    const t = await spawnGw([...base, '--thinking', '10', 'x'], { env: sim.env });
+    expect(t.exitCode).toBe(2);
+    expect(t.stderr).toMatch(/thinking: 10 is out of range; the budget must be at least 1024/);
+    const c = await spawnGw([...base, '--compat-version', '2023\r\nX-Evil: 1', 'x'], { env: sim.env });
+    expect(c.exitCode).toBe(2);
+    expect(c.stderr).toMatch(/compat_version: the value contains a line break/);
+    expect(sim.requests).toEqual([]);
+  });
+});
