@@ -31,9 +31,7 @@ async function takenPort(): Promise<number> {
 }
 
 /** Starts `gw sim` and resolves once it printed `ready`, with its output so far and a way to stop it. */
-function startGwSim(
-  args: string[],
-): Promise<{
+function startGwSim(args: string[]): Promise<{
   out: () => string;
   exited: Promise<{ code: number | null; err: string }>;
   kill: (s: NodeJS.Signals) => void;

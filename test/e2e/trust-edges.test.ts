@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -192,5 +194,64 @@ describe('class 6 and 8: tokens and header values', () => {
     expect(c.exitCode).toBe(2);
     expect(c.stderr).toMatch(/compat_version: the value contains a line break/);
     expect(sim.requests).toEqual([]);
+  });
+});
+
+describe('class 6: gateway text cannot drive the terminal; an echoed token never shows', () => {
+  const TOKEN = 'sk-te"st\\tok-9876';
+  let server: Server | undefined;
+  afterAll(() => server?.close());
+
+  async function hostile(mode: { fail: boolean }): Promise<string> {
+    server = createServer((req, res) => {
+      const auth = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('x-gateway-request-id', 'req-1');
+      if (mode.fail) {
+        res.statusCode = 400;
+        res.end(
+          JSON.stringify({
+            error: {
+              message: `bad token ${auth} \x1b]0;pwned\x07\x1b[2J`,
+              code: 'bad\x1b[5mcode',
+              type: 'x',
+            },
+          }),
+        );
+        return;
+      }
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data: [{ id: 'evil\x1b[2J\x1b[Hmodel', object: 'model', owned_by: 'x' }],
+        }),
+      );
+    });
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  it('model ids, error messages and codes are printed with ESC made visible', async () => {
+    const base = await hostile({ fail: false });
+    const r = await spawnGw(['models'], { env: { GW_BASE_URL: base, GW_TOKEN: TOKEN } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('\x1b');
+    expect(r.stdout).toContain('evil\\x1b[2J');
+    server?.close();
+    const base2 = await hostile({ fail: true });
+    const e = await spawnGw(['models'], { env: { GW_BASE_URL: base2, GW_TOKEN: TOKEN } });
+    expect(e.exitCode).toBe(1);
+    expect(e.stderr).not.toContain('\x1b');
+    expect(e.stderr).not.toContain('\x07');
+    expect(e.stderr).toContain('\\x1b]0;pwned');
+    expect(e.stderr).not.toContain('te"st');
+    const j = await spawnGw(['--json', 'models'], { env: { GW_BASE_URL: base2, GW_TOKEN: TOKEN } });
+    expect(j.exitCode).toBe(1);
+    // The token echoed by the gateway and re-serialised into JSON (`te\"st\\tok`) is masked too.
+    expect(j.stderr).not.toContain(JSON.stringify(TOKEN).slice(1, -1));
+    expect(j.stderr).not.toContain('te"st');
+    expect(j.stderr).not.toContain('\x1b');
+    expect(() => JSON.parse(j.stderr) as unknown).not.toThrow();
   });
 });
