@@ -43,7 +43,11 @@ if (only === '--version' || only === '-V') {
   require('node:v8').setFlagsFromString('--liftoff-only');
   import('../dist/cli.js').then(
     async ({ main }) => {
-      process.exitCode = await main(argv);
+      const code = await main(argv);
+      process.exitCode = code;
+      // Interrupted (Ctrl-C, SIGTERM): the error and resume command are printed. Work abandoned in the thread
+      // pool (a read of a pipe that never sends) must not keep the process alive: leave shortly if it would.
+      if (code === 130 || code === 143) setTimeout(() => process.exit(code), 200).unref();
     },
     (e) => {
       process.stderr.write(`error: internal: cannot load gw (${e.message}); run \`npm run build\`\n`);

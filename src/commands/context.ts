@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
-import { parseDuration } from '../core/duration.js';
+import { parsePositiveDuration } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
 import { Journal, type JournalEntry } from '../core/journal.js';
 import { stateDir } from '../core/paths.js';
@@ -99,7 +99,8 @@ export class Context {
       profile,
       baseUrl: this.globals.baseUrl ?? (env.GW_BASE_URL || undefined) ?? profile.baseUrl,
       token: (env.GW_TOKEN || undefined) ?? profile.token,
-      timeoutMs: timeoutText !== undefined ? parseDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
+      timeoutMs:
+        timeoutText !== undefined ? parsePositiveDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
     };
     return this.#settings;
   }
@@ -177,7 +178,7 @@ export class Context {
    */
   waitLimitMs(own?: string): number | undefined {
     const text = own ?? this.globals.timeout;
-    return text !== undefined ? parseDuration(text, 'timeout') : undefined;
+    return text !== undefined ? parsePositiveDuration(text, 'timeout') : undefined;
   }
 
   /** The profile store (conf), for commands that write settings. */

@@ -60,12 +60,13 @@ export default function i2vCommand(rt: Runtime): Command {
     .addHelpText('after', HELP)
     .action(
       rt.action(async (ctx, opts: I2vOptions) => {
-        const { buildI2vBody } = await import('./build-body.js');
+        const { buildI2vBody, preloadI2vFiles } = await import('./build-body.js');
         const { ALPHA_IMAGE2VIDEO_PATH, alphaImage2VideoRequestSchema, effectiveModel } =
           await import('../../contract/alpha.js');
         const { abbreviateBody, alphaWarnings } = await import('../../contract/alpha-flags.js');
         const { parseRequest } = await import('../../contract/validate.js');
-        const body = buildI2vBody(opts, { validate: ctx.globals.validate });
+        const read = await preloadI2vFiles(opts, ctx.signal);
+        const body = buildI2vBody(opts, { validate: ctx.globals.validate, read });
         // Checked before anything else (even before the connection settings): bad input is exit 2, nothing sent.
         if (ctx.globals.validate) parseRequest(alphaImage2VideoRequestSchema, body);
         for (const w of alphaWarnings(body)) ctx.out.warn(w);

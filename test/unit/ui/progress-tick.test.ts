@@ -29,7 +29,12 @@ describe('the wait spinner', () => {
     const lines = text()
       .split('\r')
       .filter((l) => l.includes('video_1'));
-    expect(lines.map((l) => / (\d+s)$/.exec(l.replace('\u001b[K', ''))?.[1])).toEqual(['0s', '1s', '2s', '3s']);
+    expect(lines.map((l) => / (\d+s)$/.exec(l.replace('\u001b[K', ''))?.[1])).toEqual([
+      '0s',
+      '1s',
+      '2s',
+      '3s',
+    ]);
     s.stop();
     await vi.advanceTimersByTimeAsync(3000);
     expect(
