@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,6 +61,23 @@ describe('local inputs are read within a limit (exit 2, nothing sent)', () => {
       expect(r.stderr).not.toMatch(/Invalid string length|heap/);
     }
   });
+
+  it.runIf(existsSync('/usr/bin/time'))(
+    'reading /dev/zero as --body peaks under 200 MB of memory',
+    async () => {
+      const { execFile } = await import('node:child_process');
+      const peakKb = await new Promise<number>((resolve) => {
+        execFile(
+          '/usr/bin/time',
+          ['-f', 'peak-kb %M', process.execPath, GW_BIN, 'alpha', 'i2v', '--body', '/dev/zero'],
+          { env: { PATH: process.env.PATH, ...isolatedDirs(), ...ENV } },
+          (_e, _out, err) => resolve(Number(/peak-kb (\d+)/.exec(err)?.[1] ?? 'NaN')),
+        );
+      });
+      expect(peakKb).toBeGreaterThan(0);
+      expect(peakKb).toBeLessThan(200_000);
+    },
+  );
 
   it('Ctrl-C while reading a pipe that never sends: exit 130 (the read does not hold the process)', async () => {
     const fifo = join(dir, 'silent.fifo');
