@@ -130,6 +130,46 @@ describe('class 2: output paths of downloads', () => {
   });
 });
 
+describe('class 2: one writer per .part', () => {
+  it('a second gw downloading to the same file exits 1 (download_locked); Ctrl-C of the first releases the lock', async () => {
+    const sim = await useSim({ videoBytes: 2_000_000 });
+    const d = tmp();
+    const id = (
+      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+    ).stdout.trim();
+    // The CDN sends half the file, then stalls: the first download holds the lock meanwhile.
+    sim.sim.addFault({ route: 'GET /cdn', kind: 'slow', ms: 60_000, times: 1 });
+    const lock = join(d, 'v.mp4.part.lock');
+    const first = spawnGw(['video', 'download', id, '-o', 'v.mp4'], {
+      env: sim.env,
+      cwd: d,
+      onSpawn: (child) => {
+        const t = setInterval(() => {
+          if (!existsSync(lock)) return;
+          clearInterval(t);
+          void spawnGw(['video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d }).then((second) => {
+            expect(second.exitCode).toBe(1);
+            expect(second.stderr).toMatch(
+              /download_locked: another gw process \(pid \d+\) is downloading to v\.mp4/,
+            );
+            child.kill('SIGINT');
+          });
+        }, 20);
+      },
+    });
+    const r = await first;
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toContain('v.mp4.part');
+    expect(existsSync(lock)).toBe(false);
+    expect(existsSync(join(d, 'v.mp4'))).toBe(false);
+    // The kept part resumes (same video, same ETag) to the full file.
+    const again = await spawnGw(['--json', 'video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ bytes: 2_000_000 });
+    expect(sim.sim.cdn.requests.at(-1)?.range).toMatch(/^bytes=\d+-$/);
+  });
+});
+
 describe('class 3: ordinary conditions are coded errors, never a stack trace', () => {
   it('--help and completion piped into head end quietly', async () => {
     // `true` reads nothing and exits at once: gw's write meets a closed pipe (EPIPE).
