@@ -61,9 +61,12 @@ export class AuthError extends GatewayError {
 /** A response parsed but did not match what we rely on. Exit 1; never silently accepted. */
 export class ResponseShapeError extends GwError {
   readonly status: number;
-  constructor(message: string, options: { status: number; requestId?: string | undefined; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { status: number; requestId?: string | undefined; cause?: unknown; code?: string | undefined },
+  ) {
     super(message, {
-      code: 'response_shape',
+      code: options.code ?? 'response_shape',
       requestId: options.requestId,
       cause: options.cause,
       hint: 'the gateway answered in a shape the contract does not describe; report the request id',
