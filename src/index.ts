@@ -7,7 +7,29 @@ export type {
   RawResult,
   Exchange,
 } from './client/gateway-client.js';
-export { GatewayError, AuthError, ResponseShapeError, ConnectionError } from './client/errors.js';
+export {
+  GatewayError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  UnprocessableEntityError,
+  RateLimitError,
+  InternalServerError,
+  ConnectionError,
+  TimeoutError,
+  UserAbortError,
+  ResponseShapeError,
+  RequestValidationError,
+  TaskFailedError,
+  errorFromBody,
+  type AuthError,
+  type ConnectionFailure,
+  type GatewayErrorInit,
+} from './client/errors.js';
+export { normalizeBaseUrl, BaseUrlError } from './client/base-url.js';
+export { poll, type PollOptions } from './client/poll.js';
 export { decodeSse, type SseEvent } from './client/sse.js';
 export * as models from './client/resources/models.js';
 export * as chat from './client/resources/chat.js';

@@ -1,9 +1,17 @@
 import { interceptors, type Dispatcher, type FormData } from 'undici';
 import type { z } from 'zod';
-import { GwError, InterruptedError, TimeoutError, isAbortError } from '../core/errors.js';
 import { backoffDelay, parseRetryAfter, sleep as realSleep } from './backoff.js';
+import { normalizeBaseUrl } from './base-url.js';
 import { BodyTooLargeError, formatBytes, readText } from './body.js';
-import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from './errors.js';
+import {
+  ConnectionError,
+  GatewayError,
+  ResponseShapeError,
+  TimeoutError,
+  UserAbortError,
+  errorFromBody,
+} from './errors.js';
+import { describeNetworkError, isAbortError } from './network-errors.js';
 import { SseLineTooLongError, decodeSseBatches, type SseEvent } from './sse.js';
 import { createDispatcher } from './transport.js';
 
@@ -37,6 +45,8 @@ export interface GatewayClientOptions {
   userAgent?: string | undefined;
   /** Extra trusted certificate authorities (PEM text), added to Node's own (and NODE_EXTRA_CA_CERTS). */
   ca?: string | readonly string[] | undefined;
+  /** Environment to read HTTPS_PROXY/HTTP_PROXY/NO_PROXY and NODE_EXTRA_CA_CERTS from (default process.env). */
+  proxyEnv?: Record<string, string | undefined> | undefined;
   /** Largest JSON answer read into memory (default 64 MiB); a larger one is an error. */
   maxResponseBytes?: number | undefined;
 }
@@ -93,6 +103,10 @@ export interface RawResult {
   headers: Record<string, string | string[] | undefined>;
   /** undici's body: a Node Readable with `.text()`, `.arrayBuffer()`, `.dump()`. */
   body: Dispatcher.ResponseData['body'];
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
 }
 
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
@@ -186,12 +200,13 @@ export class GatewayClient {
   readonly #maxResponseBytes: number;
 
   constructor(o: GatewayClientOptions) {
-    this.baseUrl = o.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = normalizeBaseUrl(o.baseUrl);
     this.validate = o.validate ?? true;
     this.#token = o.token;
     this.#timeoutMs = o.timeoutMs ?? 60_000;
     this.#ownsDispatcher = o.dispatcher === undefined;
-    this.#dispatcher = o.dispatcher ?? createDispatcher({ connectTimeoutMs: this.#timeoutMs, ca: o.ca });
+    this.#dispatcher =
+      o.dispatcher ?? createDispatcher({ connectTimeoutMs: this.#timeoutMs, ca: o.ca, env: o.proxyEnv });
     // Downloads follow redirects (a result on a CDN); undici's interceptor drops Authorization on a cross-origin
     // hop, and throwOnMaxRedirect (implemented, missing from undici's types) makes a loop fail.
     this.#redirecting = this.#dispatcher.compose(
@@ -227,7 +242,7 @@ export class GatewayClient {
     } catch (e) {
       // An answer cut short (dropped, stalled past the timeout, too large) still names the exchange.
       this.#report(s, a, undefined, e);
-      throw this.#mapError(e, o, s.timeoutMs, requestId, a.timedOut());
+      throw this.#mapError(e, s, s.timeoutMs, requestId, a.timedOut());
     }
     this.#report(s, a, res.statusCode);
     return {
@@ -258,7 +273,7 @@ export class GatewayClient {
     }
     const body = res.body;
     let idle = false;
-    const mapError = (e: unknown): unknown => this.#mapError(e, o, s.timeoutMs, requestId, idle);
+    const mapError = (e: unknown): unknown => this.#mapError(e, s, s.timeoutMs, requestId, idle);
     const timeoutMs = s.timeoutMs;
     async function* batches(): AsyncGenerator<SseEvent[]> {
       let timer: NodeJS.Timeout | undefined;
@@ -381,8 +396,9 @@ export class GatewayClient {
         const location = header(res.headers, 'location');
         throw new GatewayError({
           status,
+          headers: res.headers,
           code: 'redirect',
-          message: `${s.method} ${s.path}: the gateway answered ${status} redirect${location !== undefined ? ` to ${location}` : ' without a Location'}; gw does not follow redirects on API calls`,
+          message: `${s.method} ${s.path}: the gateway answered ${status} redirect${location !== undefined ? ` to ${location}` : ' without a Location'}; redirects are not followed on API calls`,
           requestId,
           hint: 'the base URL is probably not the gateway itself (a trailing path, http instead of https, or an old host): use the address the redirect names',
         });
@@ -399,7 +415,7 @@ export class GatewayClient {
             continue;
           }
         }
-        const err = errorFromBody(status, text, requestId);
+        const err = errorFromBody(status, text, requestId, res.headers);
         if (retryAfter !== undefined) err.retryAfterMs = Math.min(retryAfter, MAX_REPORTED_RETRY_AFTER_MS);
         throw err;
       }
@@ -416,7 +432,7 @@ export class GatewayClient {
     try {
       await this.#sleep(ms, signal);
     } catch (e) {
-      if (signal?.aborted === true || isAbortError(e)) throw new InterruptedError();
+      if (signal?.aborted === true || isAbortError(e)) throw new UserAbortError();
       throw e;
     }
   }
@@ -437,23 +453,23 @@ export class GatewayClient {
 
   #mapError(
     e: unknown,
-    o: Pick<RequestOptions<unknown>, 'method' | 'path' | 'signal'>,
+    o: Pick<Send, 'method' | 'path' | 'signal' | 'url'>,
     timeoutMs: number,
     requestId?: string,
     timedOut = false,
   ): unknown {
-    if (e instanceof GwError) return e;
+    if (e instanceof GatewayError) return e;
     const code = (e as { code?: unknown }).code;
     const what = `${o.method} ${o.path}`;
     if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-      return new TimeoutError(`${what}: no answer within ${Math.round(timeoutMs / 1000)}s (--timeout)`, {
+      return new TimeoutError(`${what}: no answer within ${formatSeconds(timeoutMs)}`, {
         requestId,
-        hint: 'raise --timeout (e.g. --timeout 2m) or check the gateway',
+        cause: e,
       });
     }
-    if (o.signal?.aborted === true || isAbortError(e)) return new InterruptedError();
+    if (o.signal?.aborted === true || isAbortError(e)) return new UserAbortError();
     if (e instanceof BodyTooLargeError) {
-      return new ResponseShapeError(`${what}: ${e.message}; gw refuses to read it into memory`, {
+      return new ResponseShapeError(`${what}: ${e.message}; the client refuses to read it into memory`, {
         status: 200,
         requestId,
         code: 'response_too_large',
@@ -462,11 +478,7 @@ export class GatewayClient {
     if (e instanceof SseLineTooLongError) {
       return new ResponseShapeError(
         `${what}: ${e.message} (${formatBytes(e.limit)} at most); the stream was stopped`,
-        {
-          status: 200,
-          requestId,
-          code: 'response_too_large',
-        },
+        { status: 200, requestId, code: 'response_too_large' },
       );
     }
     if (code === 'UND_ERR_REQ_RETRY' || (e instanceof Error && /redirect/i.test(e.message))) {
@@ -477,10 +489,17 @@ export class GatewayClient {
         { requestId, cause: e },
       );
     }
-    const msg = e instanceof Error ? e.message : String(e);
+    const net = describeNetworkError(e, new URL(o.url).host);
+    if (net.code === 'timeout') return new TimeoutError(`${what}: ${net.message}`, { requestId, cause: e });
     // With a request id the answer had begun: the connection was lost in the middle of it.
-    const what2 = requestId !== undefined ? 'the connection dropped mid-answer' : 'connection failed';
-    return new ConnectionError(`${what}: ${what2}: ${msg}${typeof code === 'string' ? ` (${code})` : ''}`, {
+    const message =
+      requestId !== undefined && net.code === 'connection_error'
+        ? `${what}: the connection dropped mid-answer: ${net.message}`
+        : `${what}: ${net.message}`;
+    return new ConnectionError(message, {
+      code: net.code,
+      host: net.host,
+      tls: net.tls,
       requestId,
       cause: e,
     });

@@ -15,6 +15,19 @@ export interface TransportOptions {
   connectTimeoutMs: number;
   /** Extra trusted certificates (PEM text), added to the built-in ones. */
   ca?: string | readonly string[] | undefined;
+  /** Where HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or their lower-case forms) are read; default process.env. */
+  env?: Record<string, string | undefined> | undefined;
+}
+
+/** The proxy settings of an environment, lower-case names first (as curl and undici read them). */
+export function proxySettings(env: Record<string, string | undefined>): {
+  httpProxy: string;
+  httpsProxy: string;
+  noProxy: string;
+} {
+  const pick = (name: string): string => env[name.toLowerCase()] || env[name.toUpperCase()] || '';
+  const httpProxy = pick('http_proxy');
+  return { httpProxy, httpsProxy: pick('https_proxy') || httpProxy, noProxy: pick('no_proxy') };
 }
 
 /** The default dispatcher: keep-alive pool per origin, proxies from the environment, extra CAs. */
@@ -22,7 +35,8 @@ export function createDispatcher(o: TransportOptions): Dispatcher {
   const extra = o.ca === undefined ? [] : typeof o.ca === 'string' ? [o.ca] : [...o.ca];
   // Node replaces (not extends) its trust store when `ca` is given: keep the built-in roots. NODE_EXTRA_CA_CERTS
   // is honoured by Node only while `ca` is absent, so read it here too.
-  const envExtra = process.env.NODE_EXTRA_CA_CERTS;
+  const env = o.env ?? process.env;
+  const envExtra = env.NODE_EXTRA_CA_CERTS;
   const tls =
     extra.length > 0
       ? {
@@ -41,6 +55,8 @@ export function createDispatcher(o: TransportOptions): Dispatcher {
     // A plain-http gateway goes through a plain-http proxy as a forward request (what curl does; most corporate
     // proxies allow CONNECT only to port 443). https always tunnels.
     proxyTunnel: false,
+    // Read here rather than by undici from process.env, so an embedding program (and gw's tests) can pass its own.
+    ...proxySettings(env),
   };
   return new EnvHttpProxyAgent(options);
 }

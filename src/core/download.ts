@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../client/errors.js';
+import { toGwError } from './error-map.js';
 import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
 
 /** An open binary answer: `GatewayClient.raw()`'s DownloadAnswer fits, as does any status + headers + Readable. */
@@ -134,7 +135,8 @@ function incomplete(message: string, part: string | undefined, cause?: unknown):
   });
 }
 
-function mapStreamError(e: unknown, signal: AbortSignal | undefined, part: string | undefined): unknown {
+function mapStreamError(thrown: unknown, signal: AbortSignal | undefined, part: string | undefined): unknown {
+  const e = toGwError(thrown) ?? thrown;
   if (e instanceof GwError) {
     if (e instanceof InterruptedError && part !== undefined && e.hint === undefined) {
       return new InterruptedError('interrupted during download', {
