@@ -1,4 +1,7 @@
-/** gw as a library: the typed gateway client, its resources, and the contract. */
+/**
+ * gw as a library: the typed gateway client, its resources, the contract's schemas and the stream types. No CLI:
+ * nothing here prints, exits, or names gw commands (the CLI is `bin/gw`).
+ */
 export { GatewayClient, buildQuery } from './client/gateway-client.js';
 export type {
   GatewayClientOptions,
@@ -41,6 +44,6 @@ export * as videos from './client/resources/videos.js';
 export * as alpha from './client/resources/alpha.js';
 export * as betaTasks from './client/resources/beta-tasks.js';
 export * as betaAssets from './client/resources/beta-assets.js';
-export { ERROR_HINTS, hintFor } from './contract/errors.js';
 export * as catalog from './contract/catalog.js';
-export { main } from './cli.js';
+export * as schemas from './contract/schemas.js';
+export type { TypedStream } from './client/resources/typed-stream.js';
