@@ -237,8 +237,20 @@ export class SimReply {
 }
 
 /** Reads a whole request body. */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, limit = Infinity): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const c of req) parts.push(c as Buffer);
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > limit) throw new BodyTooLargeError(limit);
+    parts.push(c as Buffer);
+  }
   return Buffer.concat(parts);
+}
+
+/** A request body past the simulator's limit (answered 413). */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`request body larger than ${limit} bytes`);
+  }
 }

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
-import { INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { BodyTooLargeError, INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { MAX_BODY_BYTES, keepRequestLogBounded } from './limits.js';
 import { Router } from './router.js';
 
 /** One request as the simulator received it (tests assert on this log: e.g. "nothing was sent"). */
@@ -116,7 +117,20 @@ export class Sim {
   async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sim');
     const method = req.method ?? 'GET';
-    const raw = await readBody(req);
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, MAX_BODY_BYTES);
+    } catch (e) {
+      if (!(e instanceof BodyTooLargeError)) throw e;
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+      res.end(
+        JSON.stringify({
+          error: { message: e.message, type: 'invalid_request_error', code: 'body_too_large' },
+        }),
+      );
+      req.destroy();
+      return;
+    }
     let body: unknown;
     if (raw.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
       try {
@@ -135,6 +149,7 @@ export class Sim {
       requestId,
     };
     this.requests.push(logged);
+    keepRequestLogBounded(this.requests);
     res.on('finish', () => (logged.status = res.statusCode));
 
     const m = this.router.match(method, url.pathname);
@@ -242,6 +257,35 @@ export class Sim {
   }
 }
 
+/** Why the simulator could not listen: the port is taken, or the host is no address of this machine. */
+export class SimListenError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'address_in_use' | 'bad_host' | 'other',
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(message);
+  }
+}
+
+function listenError(e: unknown, host: string, port: number, what: string): SimListenError {
+  const code = (e as { code?: unknown }).code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return new SimListenError(`the ${what} port ${where} is already in use`, 'address_in_use', host, port);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
+    return new SimListenError(
+      `cannot listen on ${host}: not an address of this machine`,
+      'bad_host',
+      host,
+      port,
+    );
+  }
+  return new SimListenError(`cannot listen on ${where}: ${(e as Error).message}`, 'other', host, port);
+}
+
 /**
  * Starts the simulator (gateway origin + CDN origin) on loopback. Port 0 picks free ports.
  * Used by `gw sim`, `gw probe --sim` and the tests.
@@ -250,7 +294,9 @@ export async function startSim(options: StartSimOptions = {}): Promise<SimHandle
   const { now, routes, ...input } = options;
   const config = resolveSimConfig(input);
   const sim = new Sim(config, now);
-  await sim.cdn.listen(config.host, config.cdnPort);
+  await sim.cdn.listen(config.host, config.cdnPort).catch((e: unknown) => {
+    throw listenError(e, config.host, config.cdnPort, 'CDN origin');
+  });
   if (routes) routes(sim);
   else (await import('./routes/index.js')).registerAllRoutes(sim);
   const ac = new AbortController();
@@ -267,10 +313,16 @@ export async function startSim(options: StartSimOptions = {}): Promise<SimHandle
     });
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+  } catch (e) {
+    // Nothing may stay listening when the start fails, or the process would never exit.
+    await sim.cdn.close();
+    throw listenError(e, config.host, config.port, 'gateway');
+  }
   const a = server.address() as AddressInfo;
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${a.port}`;
   return {
