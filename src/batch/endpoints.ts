@@ -3,9 +3,11 @@
  * and how each is sent through the client's resources.
  */
 import type { ApiResult, GatewayClient } from '../client/gateway-client.js';
-import type * as TextContract from '../contract/text.js';
-import type * as Validate from '../contract/validate.js';
-import type { RuleViolation } from '../contract/validate.js';
+import { alphaImage2VideoRequestSchema } from '../contract/alpha.js';
+import { checkBetaTaskCreate } from '../contract/beta.js';
+import * as TextContract from '../contract/text.js';
+import { check, type RuleViolation } from '../contract/validate.js';
+import { videoCreateSchema } from '../contract/video.js';
 
 /** How an endpoint's items finish: answered at once, or created and then followed to a terminal state. */
 export type EndpointKind = 'sync' | 'video' | 'alpha' | 'beta';
@@ -39,105 +41,97 @@ export const BATCH_URLS = [
 
 type Schemas = typeof TextContract;
 
-async function zodCheck(
-  pick: (t: Schemas) => Parameters<typeof Validate.check>[0],
+function zodCheck(
+  pick: (t: Schemas) => Parameters<typeof check>[0],
   body: unknown,
 ): Promise<RuleViolation | undefined> {
-  const [{ check }, text] = await Promise.all([
-    import('../contract/validate.js'),
-    import('../contract/text.js'),
-  ]);
-  const r = check(pick(text), body);
-  return r.ok ? undefined : r.violation;
+  const r = check(pick(TextContract), body);
+  return Promise.resolve(r.ok ? undefined : r.violation);
 }
 
 let resolver: ((host: string) => Promise<string[]>) | undefined;
+
+/** A module loaded on first use and then reused (a batch sends the same kinds thousands of times). */
+function lazy<T>(load: () => Promise<T>): () => T | Promise<T> {
+  let mod: T | undefined;
+  return () => mod ?? load().then((m) => (mod = m));
+}
+
+const chatMod = lazy(() => import('../client/resources/chat.js'));
+const responsesMod = lazy(() => import('../client/resources/responses.js'));
+const messagesMod = lazy(() => import('../client/resources/messages.js'));
+const embeddingsMod = lazy(() => import('../client/resources/embeddings.js'));
+const imagesMod = lazy(() => import('../client/resources/images.js'));
+const videosMod = lazy(() => import('../client/resources/videos.js'));
+const alphaMod = lazy(() => import('../client/resources/alpha.js'));
+const betaMod = lazy(() => import('../client/resources/beta-tasks.js'));
 
 const TABLE: Record<string, Endpoint> = {
   '/v1/chat/completions': {
     url: '/v1/chat/completions',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.chatCreateParamsSchema, b),
-    send: async (c, b, signal) =>
-      (await import('../client/resources/chat.js')).create(c, b as never, { signal }),
+    send: async (c, b, signal) => (await chatMod()).create(c, b as never, { signal }),
   },
   '/v1/responses': {
     url: '/v1/responses',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.responseCreateParamsSchema, b),
-    send: async (c, b, signal) =>
-      (await import('../client/resources/responses.js')).create(c, b as never, { signal }),
+    send: async (c, b, signal) => (await responsesMod()).create(c, b as never, { signal }),
   },
   '/v1/messages': {
     url: '/v1/messages',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.messageCreateParamsSchema, b),
-    send: async (c, b, signal) =>
-      (await import('../client/resources/messages.js')).create(c, b as never, { signal }),
+    send: async (c, b, signal) => (await messagesMod()).create(c, b as never, { signal }),
   },
   '/v1/embeddings': {
     url: '/v1/embeddings',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.embeddingCreateParamsSchema, b),
-    send: async (c, b, signal) =>
-      (await import('../client/resources/embeddings.js')).create(c, b as never, { signal }),
+    send: async (c, b, signal) => (await embeddingsMod()).create(c, b as never, { signal }),
   },
   '/v1/images/generations': {
     url: '/v1/images/generations',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.imageGenerateParamsSchema, b),
-    send: async (c, b, signal) =>
-      (await import('../client/resources/images.js')).generate(c, b as never, { signal }),
+    send: async (c, b, signal) => (await imagesMod()).generate(c, b as never, { signal }),
   },
   '/v1/images/edits': {
     url: '/v1/images/edits',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.imageEditParamsSchema, b),
-    send: async (c, b, signal) =>
-      (await import('../client/resources/images.js')).edit(c, b as never, { signal }),
+    send: async (c, b, signal) => (await imagesMod()).edit(c, b as never, { signal }),
   },
   '/v1/videos': {
     url: '/v1/videos',
     kind: 'video',
-    check: async (b) => {
-      const [{ check }, { videoCreateSchema }] = await Promise.all([
-        import('../contract/validate.js'),
-        import('../contract/video.js'),
-      ]);
+    check: (b) => {
       const r = check(videoCreateSchema, b);
-      return r.ok ? undefined : r.violation;
+      return Promise.resolve(r.ok ? undefined : r.violation);
     },
-    send: async (c, b, signal) =>
-      (await import('../client/resources/videos.js')).create(c, b as never, { signal }),
+    send: async (c, b, signal) => (await videosMod()).create(c, b as never, { signal }),
   },
   '/alpha/v1/videos/image2video': {
     url: '/alpha/v1/videos/image2video',
     kind: 'alpha',
-    check: async (b) => {
-      const [{ check }, { alphaImage2VideoRequestSchema }] = await Promise.all([
-        import('../contract/validate.js'),
-        import('../contract/alpha.js'),
-      ]);
+    check: (b) => {
       const r = check(alphaImage2VideoRequestSchema, b);
-      return r.ok ? undefined : r.violation;
+      return Promise.resolve(r.ok ? undefined : r.violation);
     },
-    send: async (c, b, signal) =>
-      (await import('../client/resources/alpha.js')).image2video(c, b, { signal }),
+    send: async (c, b, signal) => (await alphaMod()).image2video(c, b, { signal }),
   },
   '/beta/api/v3/contents/generations/tasks': {
     url: '/beta/api/v3/contents/generations/tasks',
     kind: 'beta',
     check: async (b) => {
-      const [{ checkBetaTaskCreate }, tasks] = await Promise.all([
-        import('../contract/beta.js'),
-        import('../client/resources/beta-tasks.js'),
-      ]);
+      const tasks = await betaMod();
       resolver ??= tasks.cachingResolver();
       const r = await checkBetaTaskCreate(b, resolver);
       return r.ok ? undefined : r.violation;
     },
     send: async (c, b, signal) => {
-      const tasks = await import('../client/resources/beta-tasks.js');
+      const tasks = await betaMod();
       resolver ??= tasks.cachingResolver();
       return tasks.create(c, b, { signal, resolve: resolver });
     },

@@ -3,8 +3,6 @@
  * (`{id, custom_id, response: {status_code, request_id, body}, error}`) plus gw's `task` (the final task record of
  * async items) and `files` (what was downloaded, with byte counts).
  */
-import { createHash } from 'node:crypto';
-
 /** A downloaded file of an item. */
 export interface SavedFile {
   path: string;
@@ -21,9 +19,16 @@ export interface OutputLine {
   files?: SavedFile[];
 }
 
-/** A stable id for an item's output line (the same custom_id always gets the same id). */
+/** A stable id for an item's output line (the same custom_id always gets the same id): two FNV-1a hashes. */
 export function outputId(customId: string): string {
-  return `batch_req_${createHash('sha256').update(customId).digest('hex').slice(0, 24)}`;
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ customId.length;
+  for (let i = 0; i < customId.length; i++) {
+    const c = customId.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return `batch_req_${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}`;
 }
 
 /** Builds an output line. */

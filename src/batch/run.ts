@@ -140,6 +140,8 @@ export class Engine {
   constructor(
     private readonly ctx: Context,
     private readonly client: GatewayClient,
+    /** The client creates go through, except beta tasks (whose check also prepares the body). */
+    private readonly sendClient: GatewayClient,
     private readonly state: BatchState,
     private readonly writer: BatchWriter,
     private readonly o: EngineOptions,
@@ -384,7 +386,8 @@ export class Engine {
     await this.writer.append(send); // durable before a byte of the request leaves
     let res;
     try {
-      res = await line.endpoint.send(this.client, line.body, this.#cut.signal);
+      const via = line.endpoint.kind === 'beta' ? this.client : this.sendClient;
+      res = await line.endpoint.send(via, line.body, this.#cut.signal);
     } catch (e) {
       const out = classify(e);
       if (out.kind === 'rate-limited') {

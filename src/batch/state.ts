@@ -55,7 +55,15 @@ export type StateRecord =
   | { e: 'failed'; id: string; at: number; status?: number | undefined; code: string }
   | { e: 'doubt'; id: string; at: number; reason: string }
   | { e: 'reset'; id: string; at: number }
-  | { e: 'end'; at: number; exit: number; reason: string };
+  | {
+      e: 'end';
+      at: number;
+      exit: number;
+      reason: string;
+      /** The input as it was (size, mtime) and the totals: a re-run of an unchanged, complete batch is a no-op. */
+      input?: { path: string; size: number; mtimeMs: number; shard?: string | undefined } | undefined;
+      totals?: { total: number; done: number; failed: number; doubt: number } | undefined;
+    };
 
 /** Where an item stands. */
 export type ItemStatus = 'sending' | 'created' | 'done' | 'failed' | 'doubt';
@@ -183,6 +191,29 @@ export async function loadState(
     onRecord?.(r);
   }
   return state;
+}
+
+/** The last record of a state log (read from its tail only), or undefined. */
+export async function readLastRecord(dir: string): Promise<StateRecord | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(join(dir, STATE_FILE), 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = (await fh.stat()).size;
+    const span = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(span);
+    await fh.read(buf, 0, span, size - span);
+    const text = buf.toString('utf8').trimEnd();
+    const last = text.slice(text.lastIndexOf('\n') + 1);
+    return JSON.parse(last) as StateRecord;
+  } catch {
+    return undefined;
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Cuts a torn last line (a crash in the middle of a write) so appends start on a fresh line. */
