@@ -63,7 +63,7 @@ function parseBudgets(list: readonly string[]): Map<Currency, number> {
 
 function money(totals: Partial<Record<Currency, number>>): string {
   const parts = Object.entries(totals).map(([c, a]) => `${c} ${(a ?? 0).toFixed(2)}`);
-  return parts.length > 0 ? parts.join(' + ') : '0';
+  return parts.length > 0 ? parts.join(' + ') : '—';
 }
 
 /** The command that resumes a batch: the same input, --out and flags. */
