@@ -140,7 +140,8 @@ export interface SessionInput {
 
 /** Runs a batch; returns the exit code. */
 export async function runSession(ctx: Context, si: SessionInput): Promise<number> {
-  const f = si.flags;
+  // The root's --timeout consumes the flag wherever it stands: the run's own limit is read from either.
+  const f: RunFlags = { ...si.flags, timeout: si.flags.timeout ?? ctx.globals.timeout };
   const dir = resolve(si.dir);
   const concurrency = positiveInt(f.concurrency, '--concurrency', 8, 4096);
   const maxAttempts = positiveInt(f.maxAttempts, '--max-attempts', 8, 1000);

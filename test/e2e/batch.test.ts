@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimHandle, StartSimOptions } from '../../src/sim/server.js';
-import { isolatedDirs, spawnGw, type GwResult } from '../helpers/gw.js';
+import { isolatedDirs, runBash, spawnGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 /**
@@ -307,6 +307,12 @@ describe('gw batch run', () => {
       counts: { succeeded: number; in_doubt: number };
     };
     expect(status.in_doubt).toEqual(['v1']);
+    const items = (
+      status as unknown as { items: Array<{ custom_id: string; events: Array<[string, number]> }> }
+    ).items;
+    const v1 = items.find((i) => i.custom_id === 'v1');
+    expect(v1?.events.map((e) => e[0])).toEqual(['sending', 'doubt']);
+    expect(v1?.events.every((e) => typeof e[1] === 'number' && e[1] > 0)).toBe(true);
     expect(status.counts).toMatchObject({ succeeded: 1, in_doubt: 1 });
     expect(jsonl(join(out, 'errors.jsonl'))[0]).toMatchObject({
       custom_id: 'v1',
@@ -397,6 +403,41 @@ describe('gw batch run', () => {
     const r = await run;
     expect(r.exitCode).toBe(130);
     expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --concurrency 1`);
+  });
+
+  it('--timeout ends the run with exit 4, keeps the created task, and the same command follows it', async () => {
+    const s = await sim();
+    const d = tmp();
+    const home = isolatedDirs();
+    const never: Line = { ...video('t1'), body: { ...video('t1').body, prompt: 'prompt t1 [sim:never]' } };
+    const file = writeInput(d, [never]);
+    const out = join(d, 'out');
+    const r = await gw(['batch', 'run', file, '--out', out, '--timeout', '1s'], s.env, home);
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --timeout 1s`);
+    const st = JSON.parse((await gw(['batch', 'status', out, '--json'], s.env, home)).stdout) as {
+      counts: { running: number };
+      items: Array<{ task_id?: string }>;
+    };
+    expect(st.counts.running).toBe(1);
+    expect(st.items[0]?.task_id).toMatch(/^video_/);
+    const again = await gw(['batch', 'run', file, '--out', out, '--timeout', '1s'], s.env, home);
+    expect(again.exitCode).toBe(4);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
+  });
+
+  it('the examples of gw batch run --help work pasted into a shell against gw sim', async () => {
+    const s = await sim();
+    const d = tmp();
+    const help = await gw(['batch', 'run', '--help'], s.env, isolatedDirs());
+    const examples = help.stdout.slice(help.stdout.indexOf('Examples')).split('\n').slice(1);
+    const script = examples.map((l) => l.replace(/^ {2}/, '')).join('\n');
+    expect(script).toContain('gw batch run jobs.jsonl --out out --dry-run');
+    const r = await runBash(script, { cwd: d, strict: true, env: { ...isolatedDirs(), ...s.env } });
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('estimated total: CNY 2.70');
+    expect(r.stdout).toMatch(/^(q1|fox)$/m);
   });
 
   it('--shard k/n splits the file by custom_id; merge joins the parts with every custom_id once', async () => {
