@@ -303,10 +303,12 @@ export class Engine {
       try {
         await this.#limits.acquire(line.model, this.#stop.signal);
       } catch {
+        this.stats.notSubmitted++;
         break;
       }
       if (stopped()) {
         this.#limits.release(line.model, 'other');
+        this.stats.notSubmitted++;
         break;
       }
       if (est.priced) this.#spent.set(est.currency, (this.#spent.get(est.currency) ?? 0) + est.amount);
