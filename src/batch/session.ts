@@ -202,10 +202,9 @@ export async function runSession(ctx: Context, si: SessionInput): Promise<number
   }
 
   // A batch allocates at a steady rate for as long as it runs; left alone, V8 keeps raising its heap limit and
-  // the resident size creeps up with the length of the file. A lower growing factor (and smaller young
-  // generation) keeps memory flat for the price of more frequent, incremental collections.
+  // the resident size creeps up with the length of the file. A lower growing factor keeps memory flat for the
+  // price of more frequent (incremental) collections.
   setFlagsFromString('--heap-growing-percent=20');
-  setFlagsFromString('--max-semi-space-size=4');
   const client = await ctx.client();
   // Every line was checked above; the client of the sync endpoints does not check each body a second time.
   const sendClient = ctx.globals.validate ? await ctx.client({ validate: false }) : client;
