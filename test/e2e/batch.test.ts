@@ -277,7 +277,9 @@ describe('gw batch run', () => {
   });
 
   it('absorbs 429s on creates (Retry-After, lower concurrency) and creates each item once', async () => {
-    const s = await sim({ rateLimit: { requestsPerSecond: 40, burst: 2 } });
+    // 8 sends at once against one token a second (burst 1): the first is answered, the others get 429 however the
+    // machine schedules them.
+    const s = await sim({ rateLimit: { requestsPerSecond: 5, burst: 1 } });
     const d = tmp();
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     const file = writeInput(d, ids.map(chat));
@@ -412,16 +414,16 @@ describe('gw batch run', () => {
     const never: Line = { ...video('t1'), body: { ...video('t1').body, prompt: 'prompt t1 [sim:never]' } };
     const file = writeInput(d, [never]);
     const out = join(d, 'out');
-    const r = await gw(['batch', 'run', file, '--out', out, '--timeout', '1s'], s.env, home);
+    const r = await gw(['batch', 'run', file, '--out', out, '--timeout', '2s'], s.env, home);
     expect(r.exitCode).toBe(4);
-    expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --timeout 1s`);
+    expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --timeout 2s`);
     const st = JSON.parse((await gw(['batch', 'status', out, '--json'], s.env, home)).stdout) as {
       counts: { running: number };
       items: Array<{ task_id?: string }>;
     };
     expect(st.counts.running).toBe(1);
     expect(st.items[0]?.task_id).toMatch(/^video_/);
-    const again = await gw(['batch', 'run', file, '--out', out, '--timeout', '1s'], s.env, home);
+    const again = await gw(['batch', 'run', file, '--out', out, '--timeout', '2s'], s.env, home);
     expect(again.exitCode).toBe(4);
     expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
   });
