@@ -324,8 +324,11 @@ async function startProgress(ctx: Context, engine: Engine): Promise<() => void> 
     const left = s.total - s.done - s.failed - s.doubt;
     const eta = rate > 0 && left > 0 ? ` · ETA ${Math.ceil(left / rate)}s` : '';
     const spend = [...engine.spent].map(([c, a]) => `${c} ${a.toFixed(2)}`).join(' ');
+    const text = `done ${s.done}/${s.total} · running ${s.sending + s.following} · failed ${s.failed} · in doubt ${s.doubt} · ${rate.toFixed(1)}/s${eta}${spend ? ` · ${spend}` : ''}`;
+    // One line: a line wider than the terminal would wrap, and each redraw would leave a copy behind.
+    const cols = (ctx.io.stderr as { columns?: number }).columns;
     spinner.update(
-      `done ${s.done}/${s.total} · running ${s.sending + s.following} · failed ${s.failed} · in doubt ${s.doubt} · ${rate.toFixed(1)}/s${eta}${spend ? ` · ${spend}` : ''}`,
+      cols !== undefined && cols > 10 && text.length > cols - 3 ? `${text.slice(0, cols - 4)}…` : text,
     );
   };
   const t = setInterval(draw, 250);
