@@ -1,11 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isHttpUrl } from '../../contract/alpha.js';
-import {
-  parseCameraFlag,
-  parseDynamicMaskFlag,
-  parseJsonFlag,
-  parseNumberFlag,
-} from './flags.js';
+import { parseCameraFlag, parseDynamicMaskFlag, parseJsonFlag, parseNumberFlag } from './flags.js';
 import { UsageError } from '../../core/errors.js';
 import { sniffImageType } from '../../contract/image-size.js';
 
