@@ -79,6 +79,11 @@ export class SimReply {
   /** Sends bytes, applying drop/slow faults. */
   send(status: number, body: Buffer, headers: Record<string, string | number> = {}): void {
     this.sent = true;
+    if (this.#has('lost-answer')) {
+      // The work is done (a create created its task); the answer never leaves: an in-doubt create for clients.
+      this.res.socket?.destroy();
+      return;
+    }
     const drop = this.#has('drop');
     this.res.writeHead(status, this.#headers({ 'content-length': body.length, ...headers }));
     if (drop) {

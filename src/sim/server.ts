@@ -54,6 +54,7 @@ export class Sim {
   readonly now: () => number;
   readonly #stores = new Map<string, unknown>();
   readonly #faultHits = new Map<FaultRule, number>();
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
   #requestCounter = 0;
 
   constructor(
@@ -95,6 +96,26 @@ export class Sim {
       out.push(f);
     }
     return out;
+  }
+
+  /**
+   * Takes one request from the token's bucket (config `rateLimit`, or the token's own). Returns undefined when
+   * the request may pass, else the milliseconds until a request would be allowed (the 429's Retry-After).
+   */
+  rateLimited(token: string): number | undefined {
+    const limit = this.config.tokens[token]?.rateLimit ?? this.config.rateLimit;
+    if (limit === undefined || !(limit.requestsPerSecond > 0)) return undefined;
+    const now = this.now();
+    const burst = Math.max(1, limit.burst);
+    const b = this.#buckets.get(token) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * limit.requestsPerSecond);
+    b.at = now;
+    this.#buckets.set(token, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil(((1 - b.tokens) / limit.requestsPerSecond) * 1000));
   }
 
   /** A new gateway request id. */
@@ -205,6 +226,14 @@ export class Sim {
         shape,
         { type: 'authentication_error' },
       );
+      return;
+    }
+    const limitedMs = m.route.auth ? this.rateLimited(auth) : undefined;
+    if (limitedMs !== undefined) {
+      reply.error(429, shape === 'alpha' ? '1302' : 'rate_limit_exceeded', 'rate limit exceeded', shape, {
+        type: 'rate_limit_error',
+        headers: { 'retry-after': Math.ceil(limitedMs / 1000), 'retry-after-ms': limitedMs },
+      });
       return;
     }
     for (const f of faults) {

@@ -63,7 +63,7 @@ export default function i2vCommand(rt: Runtime): Command {
         const { buildI2vBody, preloadI2vFiles } = await import('./build-body.js');
         const { ALPHA_IMAGE2VIDEO_PATH, alphaImage2VideoRequestSchema, effectiveModel } =
           await import('../../contract/alpha.js');
-        const { abbreviateBody, alphaWarnings } = await import('../../contract/alpha-flags.js');
+        const { abbreviateBody, alphaWarnings } = await import('./flags.js');
         const { parseRequest } = await import('../../contract/validate.js');
         const read = await preloadI2vFiles(opts, ctx.signal);
         const body = buildI2vBody(opts, { validate: ctx.globals.validate, read });

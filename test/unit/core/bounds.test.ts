@@ -6,7 +6,7 @@ import { GatewayError } from '../../../src/client/errors.js';
 import { parsePositiveDuration } from '../../../src/core/duration.js';
 import { InterruptedError, UsageError } from '../../../src/core/errors.js';
 import { LOCAL_LIMITS, readLocalFile } from '../../../src/core/local-file.js';
-import { MAX_RETRY_AFTER_MS, poll } from '../../../src/core/poll.js';
+import { MAX_RETRY_AFTER_MS, poll } from '../../../src/client/poll.js';
 import { fakeClock } from '../../helpers/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-bounds-'));
