@@ -77,6 +77,7 @@ Examples:
       }),
     );
 
+  const parentFlags = (): LoadFlags => cmd.opts<LoadFlags>();
   cmd
     .command('merge')
     .description('exact merge of reports of the same test run from several machines')
@@ -94,7 +95,9 @@ by side), so rates add up. Prints the merged summary (or the report with --json)
         const { readReport, writeAtomic, printReport } = await import('../load/run.js');
         const { mergeReports } = await import('../load/merge.js');
         const merged = mergeReports(paths.map((path) => ({ path, report: readReport(path, 'run.json') })));
-        if (opts.out !== undefined) writeAtomic(opts.out, `${JSON.stringify(merged)}\n`);
+        // `gw load merge a b --out f`: commander hands a flag the parent also has to the parent.
+        const out = opts.out ?? parentFlags().out;
+        if (out !== undefined) writeAtomic(out, `${JSON.stringify(merged)}\n`);
         if (ctx.globals.json) ctx.out.json(merged);
         else await printReport(ctx, merged);
       }),
@@ -119,7 +122,7 @@ least 0.1 percentage point. Exit 0 no regression, 1 regression, 2 unreadable rep
         const { readReport } = await import('../load/run.js');
         const { parseTolerance } = await import('../load/options.js');
         const { compareReports, renderComparison } = await import('../load/compare.js');
-        const tolerance = parseTolerance(opts.tolerance);
+        const tolerance = parseTolerance(opts.tolerance ?? parentFlags().tolerance);
         const c = compareReports(
           readReport(basePath, '<base.json>'),
           readReport(newPath, '<new.json>'),

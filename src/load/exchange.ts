@@ -241,9 +241,9 @@ export function exchange(
         if (parser !== undefined && decoder !== undefined) {
           parser.feed(decoder.decode(chunk, { stream: true }));
           if (failedCode !== undefined) {
-            // The stream failed: stop reading it.
-            controller?.abort(Object.assign(new Error('stream error'), { code: 'stream_error' }));
+            // The stream failed: record it, then stop reading.
             finish(failedCode);
+            controller?.abort(Object.assign(new Error('stream error'), { code: 'stream_error' }));
           }
           return;
         }

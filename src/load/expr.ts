@@ -31,7 +31,7 @@ export interface Expr {
   text: string;
 }
 
-const TERM = /^([a-z]+)(?:\.([a-z0-9]+))?\s*(<=|>=|<|>)\s*(.+)$/;
+const TERM = /^([a-z][a-z0-9]*)(?:\.([a-z0-9]+))?\s*(<=|>=|<|>)\s*(.+)$/;
 const UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
 
 function fail(flag: string, text: string, rule: string): never {

@@ -109,7 +109,7 @@ export function tableRows(report: RunReport): { head: string[]; rows: Array<Arra
       const s = st.latency_ms[m];
       if (s.count === 0) continue;
       rows.push([
-        first ? `${label}${knee}` : '',
+        ...(multi ? [first ? `${label}${knee}` : ''] : []),
         name,
         s.count,
         ms(s.p50),

@@ -4,6 +4,7 @@
  * request's latency is measured from its *scheduled* start, so a client or gateway that falls behind cannot hide
  * the wait (no coordinated omission), and starts that left late are counted.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { gaps, type Arrival } from './arrivals.js';
 import { exchange, type Outcome, type Target } from './exchange.js';
@@ -68,6 +69,8 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
   rec.runOrigin = ctx.origin;
   const stepAbort = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stepAbort.signal]);
+  // Every request in flight listens for the abort.
+  setMaxListeners(0, signal);
   let stopping = false;
   let stopped: string | undefined;
   const stop = (reason?: string): void => {

@@ -41,6 +41,8 @@ export interface CapacityStats {
   maxConcurrent: number;
   queue: number;
   active: number;
+  /** The most requests served at once since the start (or the last reset). */
+  peakActive: number;
   waiting: number;
   admitted: number;
   rejected: number;
@@ -61,6 +63,7 @@ export class Capacity {
   readonly #waiters: Array<() => void> = [];
   readonly #stamps: number[] = [];
   #active = 0;
+  #peak = 0;
   #admitted = 0;
   #rejected = 0;
 
@@ -112,6 +115,7 @@ export class Capacity {
         return false;
       }
     } else this.#active++;
+    this.#peak = Math.max(this.#peak, this.#active);
     this.#admitted++;
     res.once('close', () => this.#release());
     const ttft = this.drawTtft();
@@ -155,6 +159,7 @@ export class Capacity {
       maxConcurrent: this.#cfg.maxConcurrent,
       queue: this.#cfg.queue,
       active: this.#active,
+      peakActive: this.#peak,
       waiting: this.#waiters.length,
       admitted: this.#admitted,
       rejected: this.#rejected,
@@ -165,6 +170,7 @@ export class Capacity {
   /** Forgets the stamps and counters (between bench runs). */
   reset(): void {
     this.#stamps.length = 0;
+    this.#peak = this.#active;
     this.#admitted = 0;
     this.#rejected = 0;
   }
