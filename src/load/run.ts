@@ -113,13 +113,17 @@ export async function runLoad(ctx: Context, spec: LoadSpec): Promise<number> {
     bodyTimeout: timeoutMs + 1000,
     keepAliveTimeout: 30_000,
   });
+  const headers = {
+    authorization: `Bearer ${settings.token}`,
+    'content-type': 'application/json',
+    'user-agent': 'gw-load/0.1',
+  };
   const target: Target = {
     dispatcher,
     prefix: base.pathname.replace(/\/+$/, ''),
     headers: {
-      authorization: `Bearer ${settings.token}`,
-      'content-type': 'application/json',
-      'user-agent': 'gw-load/0.1',
+      stream: { ...headers, accept: 'text/event-stream' },
+      plain: { ...headers, accept: 'application/json' },
     },
     timeoutMs,
   };

@@ -4,10 +4,9 @@
  * request's latency is measured from its *scheduled* start, so a client or gateway that falls behind cannot hide
  * the wait (no coordinated omission), and starts that left late are counted.
  */
-import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { gaps, type Arrival } from './arrivals.js';
-import { exchange, type Outcome, type Target } from './exchange.js';
+import { exchange, Flight, type Outcome, type Target } from './exchange.js';
 import type { Expr, Term } from './expr.js';
 import { Recorder } from './recorder.js';
 import { firstHolding, type StepFigures } from './slo.js';
@@ -69,8 +68,7 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
   rec.runOrigin = ctx.origin;
   const stepAbort = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stepAbort.signal]);
-  // Every request in flight listens for the abort.
-  setMaxListeners(0, signal);
+  const flight = new Flight(ctx.target.timeoutMs, signal);
   let stopping = false;
   let stopped: string | undefined;
   const stop = (reason?: string): void => {
@@ -124,7 +122,7 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
           issued++;
           rec.inFlight++;
           const t = performance.now();
-          onDone(await exchange(ctx.target, ctx.next(), t, ctx.origin, signal));
+          onDone(await exchange(ctx.target, ctx.next(), t, ctx.origin, flight));
         }
       };
       await Promise.all(Array.from({ length: plan.concurrency ?? 1 }, () => worker()));
@@ -147,7 +145,7 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
             if (next >= deadline) break;
             issued++;
             rec.inFlight++;
-            const p = exchange(ctx.target, ctx.next(), next, ctx.origin, signal).then(onDone);
+            const p = exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then(onDone);
             pending.add(p);
             void p.then(() => pending.delete(p));
             next += gap();
@@ -174,6 +172,7 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
       });
     }
   } finally {
+    flight.close();
     clearInterval(ticker);
     if (durationTimer !== undefined) clearTimeout(durationTimer);
   }

@@ -1,5 +1,5 @@
 /**
- * The JSON document of `gw load --json` / `--out` (schema `gw.load.v1`, documented in docs/load-schema.md). Every
+ * The JSON document of `gw load --json` / `--out` (schema `gw.load.v1`, documented in docs/load-report.md). Every
  * latency is in milliseconds; histograms are HdrHistogram compressed base64 in microseconds (histogram.ts), so
  * `gw load merge` adds runs exactly and a report renderer can redraw any percentile.
  */

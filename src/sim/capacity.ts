@@ -148,9 +148,9 @@ export class Capacity {
     this.#stamps.push(ms);
   }
 
-  /** Counters and the stamped first-token times. */
-  stats(): CapacityStats {
-    const s = [...this.#stamps].sort((a, b) => a - b);
+  /** Counters and the stamped first-token times (of the stamps after the first `since`, e.g. a warm-up). */
+  stats(since = 0): CapacityStats {
+    const s = this.#stamps.slice(since).sort((a, b) => a - b);
     const q = (p: number): number =>
       s.length === 0 ? 0 : (s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0);
     const mean = s.length === 0 ? 0 : s.reduce((a, b) => a + b, 0) / s.length;

@@ -70,9 +70,14 @@ export class Sim {
     this.capacity = config.capacity ? new Capacity(config.capacity, config.seed) : undefined;
     const capacity = this.capacity;
     if (capacity)
-      this.router.add('GET', '/sim/capacity', (_req, reply) => reply.json(200, capacity.stats()), {
-        auth: false,
-      });
+      this.router.add(
+        'GET',
+        '/sim/capacity',
+        (req, reply) => reply.json(200, capacity.stats(Number(req.query.get('since') ?? 0) || 0)),
+        {
+          auth: false,
+        },
+      );
   }
 
   /** A family's state, created on first use. */
