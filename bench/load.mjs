@@ -21,7 +21,6 @@ import {
   tempDir,
 } from './lib.mjs';
 
-const STREAMS = 256;
 const TTFT_MS = 50;
 const CONNECTIONS = 64;
 const SECONDS = 5;
@@ -39,7 +38,8 @@ function getJson(url) {
   });
 }
 
-async function ttftAccuracy() {
+async function ttftAccuracy(streams) {
+  const STREAMS = streams;
   const diffs = [];
   const gwP50 = [];
   const simP50 = [];
@@ -99,8 +99,8 @@ async function ttftAccuracy() {
     gw: fmt(stats(gwP50), 'ms', 2),
     baseline: `sim: ${fmt(stats(simP50), 'ms', 2)}`,
     ratio: `${d.median >= 0 ? '+' : ''}${d.median.toFixed(2)} ms`,
-    target: '|Δ| ≤ 2 ms',
-    ok: Math.abs(d.median) <= 2,
+    target: STREAMS === 256 ? '|Δ| ≤ 2 ms' : '(reference)',
+    ok: STREAMS !== 256 || Math.abs(d.median) <= 2,
     raw: { diffs, gwP50, simP50 },
   };
 }
@@ -229,5 +229,6 @@ async function headroom() {
 
 /** Both load rows. */
 export async function load() {
-  return [await ttftAccuracy(), await headroom()];
+  // 16 streams: a reference row, where two processes on one loaded machine are not the limit.
+  return [await ttftAccuracy(256), await ttftAccuracy(16), await headroom()];
 }

@@ -40,7 +40,7 @@ export interface Outcome {
 }
 
 /** Bytes kept of a successful non-streamed body (for its usage) and of an error body (for its code). */
-const MAX_OK_BODY = 8 << 20;
+const MAX_OK_BODY = 1 << 20;
 const MAX_ERROR_BODY = 64 << 10;
 
 /** Where to send, with what credentials. */

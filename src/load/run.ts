@@ -4,7 +4,17 @@
  * 130 when interrupted (after the partial report), 1 when the SLO was missed, the baseline regressed, or no
  * request at all succeeded, else 0.
  */
-import { createWriteStream, readFileSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createWriteStream,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import type { Context } from '../commands/context.js';
@@ -131,10 +141,35 @@ export async function runLoad(ctx: Context, spec: LoadSpec): Promise<number> {
     ctx.out.warn(`the token travels unencrypted over http to ${base.host}; use https`);
   }
 
+  // Files are checked before anything is sent: a run must not end in an unwritable report.
+  if (spec.out !== undefined) {
+    try {
+      accessSync(dirname(resolve(spec.out)), constants.W_OK);
+    } catch (e) {
+      throw new UsageError(
+        `--out: cannot write into the folder of ${spec.out} (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+        {
+          field: '--out',
+        },
+      );
+    }
+  }
   let csv: WriteStream | undefined;
   let csvStep = '';
   if (spec.csv !== undefined) {
-    csv = createWriteStream(spec.csv);
+    let fd: number;
+    try {
+      fd = openSync(spec.csv, 'w');
+    } catch (e) {
+      throw new UsageError(
+        `--csv: cannot write ${spec.csv} (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+        {
+          field: '--csv',
+        },
+      );
+    }
+    csv = createWriteStream('', { fd });
+    csv.on('error', (e) => ctx.out.warn(`--csv: ${e.message}`));
     csv.write(csvLine(CSV_HEAD));
   }
   const onOutcome = csv

@@ -257,6 +257,23 @@ describe('gw load against the simulator', () => {
   });
 });
 
+describe('gw load live progress', () => {
+  it('draws in flight, done, errors, p50/p95 and req/s on a TTY, and nothing with --json', async () => {
+    const sim = await useSim(capacity({ ttftMs: 100 }));
+    const args = [...M, '--concurrency', '2', '--requests', '12', '--max-tokens', '2'];
+    const tty = await runGw(args, { env: sim.env, tty: true });
+    expect(tty.exitCode).toBe(0);
+    expect(tty.stderr).toMatch(
+      /in flight \d+ · done \d+ · errors 0 · p50 [\d.]+m?s p95 [\d.]+m?s · [\d.]+ req\/s/,
+    );
+    const json = await runGw(['--json', ...args], { env: sim.env, tty: true });
+    expect(json.stderr).not.toMatch(/in flight/);
+    const plain = await runGw(args, { env: sim.env });
+    expect(plain.stderr).not.toMatch(/in flight/);
+    expect(plain.stdout).toMatch(/requests: +12 in/);
+  });
+});
+
 describe('gw load flags', () => {
   it.each([
     [
