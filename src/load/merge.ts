@@ -7,6 +7,7 @@
 import { UsageError } from '../core/errors.js';
 import { LatencyHistogram } from './histogram.js';
 import { METRICS, type Metric, type Second } from './recorder.js';
+import { kneeIndex } from './knee.js';
 import { figures } from './report.js';
 import { parseExpr } from './expr.js';
 import { check } from './slo.js';
@@ -150,7 +151,25 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
       })),
     };
   }
-  const sloPass = steps.every((s) => s.slo?.pass !== false);
+  if (sweep !== null) {
+    const k = kneeIndex(
+      sweep.points.map((p) => ({
+        value: p.value,
+        throughput: p.throughput_rps,
+        latencyMs: p.latency_p50_ms,
+      })),
+    );
+    sweep.knee = k !== undefined ? { index: k, value: sweep.points[k]?.value ?? k } : null;
+    let best: { index: number; value: number } | null = null;
+    steps.forEach((st, i) => {
+      if (st.slo?.pass === true) best = { index: i, value: sweep?.points[i]?.value ?? i };
+    });
+    sweep.best_within_slo = sloText !== undefined ? best : null;
+  }
+  const sloPass =
+    first.sweep !== null
+      ? steps.some((s) => s.slo?.pass === true)
+      : steps.every((s) => s.slo?.pass !== false);
   return {
     ...first,
     created_at: new Date().toISOString(),
