@@ -9,7 +9,7 @@ export default function loadCommand(rt: Runtime): Command {
   const cmd = new Command('load')
     .description('latency and throughput of the gateway under load (closed or open loop, sweeps, SLOs)')
     .option('-m, --model <model>', 'model to load (see `gw models`)')
-    .option('--api <api>', 'chat | responses | messages | embeddings (default chat)')
+    .option('--api <api>', 'chat | responses | messages | embeddings (default chat); video: not measured yet')
     .option('--mix <spec>', 'several apis by weight: chat=3,messages=1,embeddings@text-embedding-v4=1')
     .option('--stream', 'stream answers (default; needed for time to first token)')
     .option('--no-stream', 'ask for whole answers')
