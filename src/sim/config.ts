@@ -83,6 +83,22 @@ export interface SimConfig {
   rateLimit?: SimRateLimit | undefined;
   /** beta §2.1 rule 4 / §7: filter-off models lack an exact version mapping → 503 model_mapping_required (default off). */
   betaFilterOffUnmapped?: boolean;
+  /** Capacity model of the text routes (src/sim/capacity.ts); off when absent. */
+  capacity?: SimCapacity;
+}
+
+/** Capacity model of the text routes (src/sim/README.md "Capacity"). */
+export interface SimCapacity {
+  /** Requests served at once. */
+  maxConcurrent: number;
+  /** Requests that may wait for a slot; beyond them 429. */
+  queue: number;
+  /** Time to first token once served: fixed ms, or a log-normal fitted to its median and 99th percentile. */
+  ttftMs: number | { p50: number; p99: number };
+  /** Output tokens per second of each served request. */
+  tokensPerSecond: number;
+  /** Retry-After (seconds) of the 429 answer; default 1. */
+  retryAfter?: number;
 }
 
 /** The default token: sees every model, tenant `default`. Printed by `gw sim` at start. */

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Capacity, CAPACITY_ROUTES } from './capacity.js';
 import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
 import { BodyTooLargeError, INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
@@ -52,6 +54,8 @@ export class Sim {
   readonly cdn: Cdn;
   readonly random: () => number;
   readonly now: () => number;
+  /** The capacity model of the text routes, when configured (`GET /sim/capacity` shows its counters). */
+  readonly capacity: Capacity | undefined;
   readonly #stores = new Map<string, unknown>();
   readonly #faultHits = new Map<FaultRule, number>();
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
@@ -65,6 +69,17 @@ export class Sim {
     this.random = rng(config.seed);
     this.cdn = new Cdn(now);
     this.cdn.faults = () => this.faultsFor('GET /cdn');
+    this.capacity = config.capacity ? new Capacity(config.capacity, config.seed) : undefined;
+    const capacity = this.capacity;
+    if (capacity)
+      this.router.add(
+        'GET',
+        '/sim/capacity',
+        (req, reply) => reply.json(200, capacity.stats(Number(req.query.get('since') ?? 0) || 0)),
+        {
+          auth: false,
+        },
+      );
   }
 
   /** A family's state, created on first use. */
@@ -136,6 +151,7 @@ export class Sim {
 
   /** Handles one HTTP request. */
   async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const arrived = performance.now();
     const url = new URL(req.url ?? '/', 'http://sim');
     const method = req.method ?? 'GET';
     let raw: Buffer;
@@ -281,6 +297,9 @@ export class Sim {
     if (body === INVALID_JSON && method !== 'GET') {
       reply.error(400, 'invalid_request', 'body is not valid JSON', shape);
       return;
+    }
+    if (this.capacity && CAPACITY_ROUTES.has(routeKey)) {
+      if (!(await this.capacity.admit(reply, res, shape, arrived))) return;
     }
     await m.route.handler(simReq, reply, signal);
   }
