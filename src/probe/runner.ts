@@ -50,6 +50,15 @@ export interface CheckRecord {
   detail: string;
   error?: CheckError;
   data?: Record<string, unknown>;
+  /** `--all-models` rows: the check kind of the row (e.g. `chat-stream`), its model and the model's kind. */
+  check?: string;
+  model?: string;
+  kind?: string;
+  /** Why a check failed when it is not the model's fault: `auth`, `quota`, `rate-limit`, `timeout`; `model` for
+   * a model that is broken; `unknown-kind` for a model not probed. */
+  class?: string;
+  /** The SLO verdict (with --slo / --warn-slo). */
+  slo?: { verdict: 'pass' | 'degraded' | 'failed'; missed: string[] };
 }
 
 /** The whole report (`gw probe --json` prints it as one document). */
@@ -60,6 +69,8 @@ export interface ProbeReport {
   durationMs: number;
   checks: CheckRecord[];
   summary: { passed: number; failed: number; warned: number; skipped: number };
+  /** The SLO bounds applied, in milliseconds (with --slo / --warn-slo). */
+  slo?: { fail?: Record<string, number>; warn?: Record<string, number> };
 }
 
 /** The models the probe plans to use, per role, and the full list the `models` check expects. */
@@ -252,6 +263,14 @@ export function finalize(
     rec.detail = `all ${t.chunks} chunks arrived in one burst (first at ${Math.round(t.firstMs)}ms, last at ${Math.round(t.lastMs)}ms): a proxy may be buffering the stream`;
   }
   return rec;
+}
+
+/** Sets each checklist record's `model` to the planned model its check used (metrics and history label by it). */
+export function labelModels(report: ProbeReport, plan: ProbePlan): void {
+  for (const rec of report.checks) {
+    const needs = CHECKS.find((c) => c.id === rec.id)?.needs;
+    if (rec.model === undefined && needs !== undefined) rec.model = plan[needs];
+  }
 }
 
 /** Counts statuses. */
