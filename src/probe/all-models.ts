@@ -14,7 +14,12 @@ import {
   type ModelKind,
   type ModelKindInfo,
 } from '../contract/model-kinds.js';
-import { minVideoSecondsFor, videoListPrice } from '../contract/video.js';
+import {
+  VIDEO_REFERENCE_RULES,
+  minVideoSecondsFor,
+  videoListPrice,
+  type VideoReferenceRule,
+} from '../contract/video.js';
 import { BudgetLedger, type Budget } from './budget.js';
 import { CHECKS, type Check, type CheckContext } from './checks.js';
 import {
@@ -121,6 +126,10 @@ export function planRows(models: readonly string[], o: AllModelsOptions): Planne
             ? `not probed: ${kind} creates a paid task (add --kind ${kind} and a --budget to probe it)`
             : `not selected (--kind)`,
         };
+      } else if (kind === 'video' && needsReferences(model)) {
+        row.skip = {
+          detail: 'not probed: this video model needs reference media (the probe sends a text-only request)',
+        };
       } else if (TASK_KINDS.includes(kind)) {
         const why = budgetProblem(model, kind, ledger, o.allowUnpriced);
         if (why !== undefined) row.skip = { detail: `not probed: ${why}` };
@@ -134,6 +143,15 @@ export function planRows(models: readonly string[], o: AllModelsOptions): Planne
     }
   }
   return rows;
+}
+
+/** True when a video model of the table rejects a text-only request (common.md §2.3 reference table). */
+function needsReferences(model: string): boolean {
+  const rule = (VIDEO_REFERENCE_RULES as Readonly<Record<string, VideoReferenceRule | undefined>>)[model];
+  return (
+    rule !== undefined &&
+    ((rule.images?.min ?? 0) > 0 || rule.needsReference === true || rule.needsVideo === true)
+  );
 }
 
 /** The list price of a task row counted against the budget; a reason when it cannot be. */
@@ -270,9 +288,7 @@ async function sendRow(
               } as never,
               s,
             )
-          : await (
-              await api.messages()
-            ).stream(client, { model, max_tokens: maxTokens, messages }, s);
+          : await (await api.messages()).stream(client, { model, max_tokens: maxTokens, messages }, s);
     const d = await drain(stream.events as AsyncIterable<unknown>, now, t0);
     const at = { requestId: stream.requestId, ttftMs: d.ttft, stream: d.timing };
     if (d.ttft === undefined) return bad(`no text in ${d.chunks} events`, at);
@@ -280,9 +296,7 @@ async function sendRow(
   }
   switch (row.kind) {
     case 'chat': {
-      const res = await (
-        await api.chat()
-      ).create(client, { model, messages, max_tokens: maxTokens }, s);
+      const res = await (await api.chat()).create(client, { model, messages, max_tokens: maxTokens }, s);
       const choice = rec(res.data.choices[0]);
       const msg = rec(choice.message);
       const text = [msg.content, msg.reasoning_content].filter((t) => typeof t === 'string').join('');

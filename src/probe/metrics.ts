@@ -13,89 +13,102 @@ import type { ProbeReport } from './runner.js';
 
 const LABELS = ['check', 'model'] as const;
 
-/** The gauges and counters of a watch. */
-export class ProbeMetrics {
-  readonly registry = new Registry();
-  /** The same metrics, in the OpenMetrics exposition format (served when a scraper asks for it). */
-  readonly openMetrics = new Registry<'application/openmetrics-text; version=1.0.0; charset=utf-8'>();
-  readonly #success: Gauge;
-  readonly #duration: Gauge;
-  readonly #checkSuccess: Gauge<(typeof LABELS)[number]>;
-  readonly #checkDegraded: Gauge<(typeof LABELS)[number]>;
-  readonly #checkDuration: Gauge<(typeof LABELS)[number]>;
-  readonly #ttft: Gauge<(typeof LABELS)[number]>;
-  readonly #failing: Gauge<(typeof LABELS)[number]>;
-  readonly #lastRun: Gauge;
-  readonly #runs: Counter;
-  readonly #failedRuns: Counter;
-  readonly #streak = new Map<string, number>();
+type Label = (typeof LABELS)[number];
 
-  constructor() {
-    this.openMetrics.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
-    const registers = [this.registry, this.openMetrics];
+/** One registry's metric objects (prom-client renames a counter when it serialises OpenMetrics: one set each). */
+class MetricSet {
+  readonly success: Gauge;
+  readonly duration: Gauge;
+  readonly checkSuccess: Gauge<Label>;
+  readonly checkDegraded: Gauge<Label>;
+  readonly checkDuration: Gauge<Label>;
+  readonly ttft: Gauge<Label>;
+  readonly failing: Gauge<Label>;
+  readonly lastRun: Gauge;
+  readonly runs: Counter;
+  readonly failedRuns: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
     const gauge = (name: string, help: string): Gauge => new Gauge({ name, help, registers });
-    const labelled = (name: string, help: string): Gauge<(typeof LABELS)[number]> =>
+    const labelled = (name: string, help: string): Gauge<Label> =>
       new Gauge({ name, help, labelNames: LABELS, registers });
-    this.#success = gauge(
-      'probe_success',
-      'Whether the last probe run passed (every check passed or warned)',
-    );
-    this.#duration = gauge('probe_duration_seconds', 'How long the last probe run took, in seconds');
-    this.#checkSuccess = labelled(
+    this.success = gauge('probe_success', 'Whether the last probe run passed (every check passed or warned)');
+    this.duration = gauge('probe_duration_seconds', 'How long the last probe run took, in seconds');
+    this.checkSuccess = labelled(
       'gw_probe_check_success',
-      'Whether the check passed (1), failed (0) in the last run',
+      'Whether the check passed or warned (1) or failed (0) in the last run',
     );
-    this.#checkDegraded = labelled(
+    this.checkDegraded = labelled(
       'gw_probe_check_degraded',
       'Whether the check passed but was degraded (warn: --warn-slo missed, buffered stream, rate limited)',
     );
-    this.#checkDuration = labelled(
+    this.checkDuration = labelled(
       'gw_probe_check_duration_seconds',
       'Latency of the check in the last run, seconds',
     );
-    this.#ttft = labelled(
+    this.ttft = labelled(
       'gw_probe_ttft_seconds',
       'Time to first token of the streaming check in the last run, seconds',
     );
-    this.#failing = labelled('gw_probe_check_consecutive_failures', 'Runs in a row the check has failed');
-    this.#lastRun = gauge(
+    this.failing = labelled('gw_probe_check_consecutive_failures', 'Runs in a row the check has failed');
+    this.lastRun = gauge(
       'gw_probe_last_run_timestamp_seconds',
       'When the last probe run started, unix seconds',
     );
-    this.#runs = new Counter({ name: 'gw_probe_runs_total', help: 'Probe runs since gw started', registers });
-    this.#failedRuns = new Counter({
+    this.runs = new Counter({ name: 'gw_probe_runs_total', help: 'Probe runs since gw started', registers });
+    this.failedRuns = new Counter({
       name: 'gw_probe_failed_runs_total',
       help: 'Probe runs with at least one failed check since gw started',
       registers,
     });
   }
 
-  /** Replaces every series with the figures of `r`. */
-  update(r: ProbeReport): void {
+  update(r: ProbeReport, streak: ReadonlyMap<string, number>): void {
     const failed = r.summary.failed > 0;
-    this.#success.set(failed ? 0 : 1);
-    this.#duration.set(r.durationMs / 1000);
-    this.#lastRun.set(Date.parse(r.startedAt) / 1000);
-    this.#runs.inc();
-    if (failed) this.#failedRuns.inc();
-    for (const g of [this.#checkSuccess, this.#checkDegraded, this.#checkDuration, this.#ttft, this.#failing])
+    this.success.set(failed ? 0 : 1);
+    this.duration.set(r.durationMs / 1000);
+    this.lastRun.set(Date.parse(r.startedAt) / 1000);
+    this.runs.inc();
+    if (failed) this.failedRuns.inc();
+    // Replace, never accumulate, the labelled series: a vanished model or check leaves with its series.
+    for (const g of [this.checkSuccess, this.checkDegraded, this.checkDuration, this.ttft, this.failing])
       g.reset();
-    const streak = new Map<string, number>();
     for (const c of r.checks) {
       if (c.status === 'skip') continue;
       const labels = { check: c.check ?? c.id, model: c.model ?? '' };
-      const key = `${labels.check}\u0000${labels.model}`;
-      const n = c.status === 'fail' ? (this.#streak.get(key) ?? 0) + 1 : 0;
-      streak.set(key, n);
-      this.#checkSuccess.set(labels, c.status === 'fail' ? 0 : 1);
-      this.#checkDegraded.set(labels, c.status === 'warn' ? 1 : 0);
-      this.#checkDuration.set(labels, c.latencyMs / 1000);
-      if (c.ttftMs !== undefined) this.#ttft.set(labels, c.ttftMs / 1000);
-      this.#failing.set(labels, n);
+      this.checkSuccess.set(labels, c.status === 'fail' ? 0 : 1);
+      this.checkDegraded.set(labels, c.status === 'warn' ? 1 : 0);
+      this.checkDuration.set(labels, c.latencyMs / 1000);
+      if (c.ttftMs !== undefined) this.ttft.set(labels, c.ttftMs / 1000);
+      this.failing.set(labels, streak.get(`${labels.check}\u0000${labels.model}`) ?? 0);
     }
+  }
+}
+
+/** The gauges and counters of a watch, in the Prometheus text and the OpenMetrics formats. */
+export class ProbeMetrics {
+  readonly registry = new Registry();
+  readonly openMetrics = new Registry<'application/openmetrics-text; version=1.0.0; charset=utf-8'>();
+  readonly #sets: MetricSet[];
+  #streak = new Map<string, number>();
+
+  constructor() {
+    this.openMetrics.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    this.#sets = [new MetricSet(this.registry), new MetricSet(this.openMetrics as unknown as Registry)];
+  }
+
+  /** Replaces every series with the figures of `r`. */
+  update(r: ProbeReport): void {
     // Only the checks of this run are remembered: a vanished model's streak is forgotten with its series.
-    this.#streak.clear();
-    for (const [k, v] of streak) this.#streak.set(k, v);
+    const streak = new Map<string, number>();
+    for (const c of r.checks) {
+      if (c.status === 'skip') continue;
+      const key = `${c.check ?? c.id}\u0000${c.model ?? ''}`;
+      streak.set(key, c.status === 'fail' ? (this.#streak.get(key) ?? 0) + 1 : 0);
+    }
+    this.#streak = streak;
+    for (const set of this.#sets) set.update(r, streak);
   }
 
   /** The Prometheus text exposition (what node_exporter's textfile collector reads). */

@@ -285,7 +285,8 @@ export function summarize(records: readonly CheckRecord[]): ProbeReport['summary
  */
 export function exitCodeOf(report: ProbeReport): number {
   if (report.summary.failed === 0) return 0;
-  return report.checks.some((c) => c.error?.status === 401) ? 3 : 1;
+  // An --all-models row's 401 concerns that model's channel; only the checklist's (or the model list's) is the token.
+  return report.checks.some((c) => c.check === undefined && c.error?.status === 401) ? 3 : 1;
 }
 
 /** Longest the other checks wait for the first answer to a slow check before they start anyway (ms). */
