@@ -16,6 +16,7 @@ const SECTIONS = {
   download: async () => (await import('./download.mjs')).download(),
   stream: async () => (await import('./stream.mjs')).stream(),
   probe: async () => (await import('./probe.mjs')).probe(),
+  'probe-soak': async () => (await import('./probe-soak.mjs')).probeSoak(),
 };
 
 const args = process.argv.slice(2);

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Context, Runtime } from './context.js';
 import type { ProbeReport } from '../probe/runner.js';
+import type { Exchange } from '../client/gateway-client.js';
 import historyCommand from './probe-history.js';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [
@@ -210,8 +211,14 @@ export default function probeCommand(rt: Runtime): Command {
             ctx.recordCreated(first, { kind, id, model, requestId });
           };
           const watching = settings.watch !== undefined;
+          // A watch reuses its clients run after run (see src/probe/client-pool.ts); a single run makes its own.
+          const pool = watching
+            ? new (await import('../probe/client-pool.js')).ClientPool((c) => ctx.client({ ...conn, ...c }))
+            : undefined;
+          const clientFor = (c: { validate: boolean; onExchange: (x: Exchange) => void }) =>
+            pool !== undefined ? pool.get(c) : ctx.client({ ...conn, ...c });
           // One run: the checklist or every model, then the SLOs. Live lines only for a single run on a terminal.
-          const runOnce = async (live?: {
+          const runChecks = async (live?: {
             set(id: string, t: string, s?: ProbeReport['checks'][number]['status']): void;
             log(t: string): void;
           }): Promise<ProbeReport> => {
@@ -225,7 +232,7 @@ export default function probeCommand(rt: Runtime): Command {
                 taskTimeoutMs: videoTimeoutMs,
                 videoPoll,
                 signal: ctx.signal,
-                client: (c) => ctx.client({ ...conn, ...c }),
+                client: clientFor,
                 note: (text) => ctx.out.note(text),
                 onCreated,
               });
@@ -237,7 +244,7 @@ export default function probeCommand(rt: Runtime): Command {
                 signal: ctx.signal,
                 videoTimeoutMs,
                 videoPoll,
-                client: (c) => ctx.client({ ...conn, ...c }),
+                client: clientFor,
                 prepare: async (c) => {
                   if (sim && c.family !== undefined) await sim.ready(c.family);
                 },
@@ -259,6 +266,13 @@ export default function probeCommand(rt: Runtime): Command {
             }
             sim?.clearLog?.();
             return report;
+          };
+          const runOnce = async (live?: Parameters<typeof runChecks>[0]): Promise<ProbeReport> => {
+            try {
+              return await runChecks(live);
+            } finally {
+              pool?.release();
+            }
           };
           const record = opts.history && !opts.sim ? await historyWriter(ctx) : undefined;
 

