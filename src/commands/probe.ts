@@ -168,6 +168,12 @@ export default function probeCommand(rt: Runtime): Command {
           operator ? import('../probe/options.js') : undefined,
         ]);
         const settings = ops?.parseOperatorFlags(opts) ?? {};
+        if (settings.watch !== undefined && opts.junit !== undefined) {
+          throw new (await import('../core/errors.js')).UsageError(
+            'junit: not with --every (a watch reports through --metrics-* and --webhook)',
+            { field: 'junit' },
+          );
+        }
         const allModels = settings.allModels;
         if (allModels !== undefined) {
           const clash = (['only', 'skip', 'extended'] as const).find((k) => opts[k] !== undefined);
