@@ -5,6 +5,7 @@ interface HistoryOptions {
   since?: string;
   check?: string;
   model?: string;
+  gateway?: string;
 }
 
 const HELP = `
@@ -36,6 +37,7 @@ export default function probeHistoryCommand(rt: Runtime): Command {
     .option('--since <dur>', 'only runs within this long (default 7d)')
     .option('--check <id>', 'only this check (e.g. chat, chat-stream, embeddings)')
     .option('--model <m>', 'only this model')
+    .option('--gateway <url>', 'only runs against this gateway (the history keeps every gateway probed)')
     .addHelpText('after', HELP)
     .action(
       rt.action(async (ctx, opts: HistoryOptions) => {
@@ -50,12 +52,17 @@ export default function probeHistoryCommand(rt: Runtime): Command {
           (opts.since ?? '168h').replace(/^(\d+)d$/, (_, d: string) => `${Number(d) * 24}h`),
           'since',
         );
-        const view = viewHistory(readHistory(stateDir(ctx.io.env)), {
-          now: Date.now(),
-          sinceMs,
-          check: opts.check,
-          model: opts.model,
-        });
+        const all = readHistory(stateDir(ctx.io.env));
+        const gw = opts.gateway?.replace(/\/+$/, '');
+        const view = viewHistory(
+          gw !== undefined ? all.filter((r) => r.gateway.replace(/\/+$/, '') === gw) : all,
+          {
+            now: Date.now(),
+            sinceMs,
+            check: opts.check,
+            model: opts.model,
+          },
+        );
         if (ctx.globals.json) {
           ctx.out.json(view);
           return 0;

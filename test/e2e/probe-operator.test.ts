@@ -49,7 +49,7 @@ function until<T>(test: () => T | undefined, subscribe: (wake: () => void) => ()
       } catch (e) {
         settled = true;
         unsubscribe();
-        reject(e);
+        reject(e instanceof Error ? e : new Error(String(e)));
         return true;
       }
       if (v === undefined) return false;
@@ -422,6 +422,10 @@ describe('gw probe history', () => {
         detail: 'chat chat-3.7-plus recovered',
       },
     ]);
+    const other = await runGw(['probe', 'history', '--json', '--gateway', 'https://other.example'], { env });
+    expect((JSON.parse(other.stdout) as HistoryView).runs).toEqual([]);
+    const same = await runGw(['probe', 'history', '--json', '--gateway', `${sim.baseUrl}/`], { env });
+    expect((JSON.parse(same.stdout) as HistoryView).runs).toHaveLength(4);
     const text = await runGw(['probe', 'history'], { env });
     expect(text.exitCode).toBe(0);
     expect(text.stdout).toMatch(/│ chat +│ chat-3\.7-plus +│ 4 +│ 75% +│ 75% +│ 75% +│ 75%/);
