@@ -23,7 +23,8 @@ JSON (--json), one document:
                "latencyMs": {"p50", "p90", "p99", "max"} | null, "ttftMs": … | null,
                "last": {"at", "status", "error", "class"}, "failingFor": 0,
                "points": [[<unix ms>, "pass|fail|warn|skip", <latency ms> | null], …]}],
-   "changes": [{"kind": "appeared|vanished|started-failing|stopped-failing", "check", "model", "detail"}]}
+   "changes": [{"kind": "appeared|vanished|started-failing|stopped-failing", "check", "model", "detail"}],
+   "markers": [{"at", "kind", "check", "model", "detail"}]}   every change between consecutive runs
 
 Examples:
   gw probe history

@@ -54,7 +54,12 @@ export interface HistoryView {
   series: SeriesSummary[];
   /** Between the last run and the one before it. */
   changes: HistoryChange[];
+  /** Every change between consecutive runs within --since (markers on a timeline; the latest 1 000). */
+  markers: Array<HistoryChange & { at: string }>;
 }
+
+/** Most markers a view carries. */
+export const MAX_MARKERS = 1000;
 
 /** The nearest-rank percentile of sorted values. */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -142,7 +147,23 @@ export function viewHistory(
     })),
     series: out,
     changes: changesBetween(runs.at(-2), runs.at(-1), keep),
+    markers: markersOf(runs, from, keep),
   };
+}
+
+/** The changes between each run within the window and the run before it, newest last, at most MAX_MARKERS. */
+function markersOf(
+  runs: readonly HistoryRun[],
+  from: number,
+  keep: (c: HistoryCheck) => boolean,
+): HistoryView['markers'] {
+  const out: HistoryView['markers'] = [];
+  for (let i = 1; i < runs.length; i++) {
+    const run = runs[i] as HistoryRun;
+    if (Date.parse(run.at) < from) continue;
+    for (const c of changesBetween(runs[i - 1], run, keep)) out.push({ ...c, at: run.at });
+  }
+  return out.slice(-MAX_MARKERS);
 }
 
 /** What changed from `prev` to `last`. */

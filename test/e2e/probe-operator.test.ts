@@ -230,6 +230,26 @@ describe('gw probe --all-models', () => {
   });
 });
 
+describe('gw probe --all-models limits', () => {
+  it('ends a row that never answers at --model-timeout and classifies it as a timeout', async () => {
+    const sim = await useSim({
+      faults: [{ route: 'POST /v1/embeddings', kind: 'slow', ms: 50, model: 'text-embedding-v4' }],
+    });
+    const r = await runGw(
+      ['probe', '--all-models', '--json', '--kind', 'embeddings,chat', '--model-timeout', '300ms'],
+      {
+        env: sim.env,
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(1);
+    const report = parse(r);
+    const row1 = row(report, 'embeddings:text-embedding-v4');
+    expect([row1.status, row1.class, row1.error?.code]).toEqual(['fail', 'timeout', 'timeout']);
+    expect(row1.detail).toMatch(/no answer within 300ms \(--model-timeout\)/);
+    expect(row(report, 'chat:chat-3.7-plus').status).toBe('pass');
+  });
+});
+
 describe('gw probe --slo / --warn-slo', () => {
   it('passes, degrades (warn, exit 0, JUnit passed with a message) and fails (exit 1) on the bounds', async () => {
     const sim = await useSim({
@@ -422,6 +442,8 @@ describe('gw probe history', () => {
         detail: 'chat chat-3.7-plus recovered',
       },
     ]);
+    expect(view.markers.map((m) => m.kind)).toEqual(['started-failing', 'stopped-failing']);
+    expect(view.markers[0]?.at).toBe(view.runs[2]?.at);
     const other = await runGw(['probe', 'history', '--json', '--gateway', 'https://other.example'], { env });
     expect((JSON.parse(other.stdout) as HistoryView).runs).toEqual([]);
     const same = await runGw(['probe', 'history', '--json', '--gateway', `${sim.baseUrl}/`], { env });
