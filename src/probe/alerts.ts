@@ -150,11 +150,15 @@ export class Alerter {
         delay *= 2;
       }
       try {
-        const signal = AbortSignal.any([
-          this.#stop.signal,
-          AbortSignal.timeout(this.o.attemptTimeoutMs ?? 10_000),
-        ]);
-        const { status } = await deliver(this.o.url, body, signal);
+        // Linked by hand (AbortSignal.any on the long-lived stop signal would keep every attempt's signal).
+        const attempt = new AbortController();
+        const stop = (): void => attempt.abort();
+        this.#stop.signal.addEventListener('abort', stop, { once: true });
+        const timer = setTimeout(() => attempt.abort(), this.o.attemptTimeoutMs ?? 10_000);
+        const { status } = await deliver(this.o.url, body, attempt.signal).finally(() => {
+          clearTimeout(timer);
+          this.#stop.signal.removeEventListener('abort', stop);
+        });
         if (status >= 200 && status < 300) {
           this.delivered++;
           return;

@@ -426,13 +426,18 @@ async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): 
       ...(row.skip.class !== undefined ? { class: row.skip.class } : {}),
     };
   }
-  const limit = TASK_KINDS.includes(row.kind as ModelKind) ? o.taskTimeoutMs + 30_000 : o.rowTimeoutMs;
+  const task = TASK_KINDS.includes(row.kind as ModelKind);
+  const limit = task ? o.taskTimeoutMs + 30_000 : o.rowTimeoutMs;
+  // The row's own signal: aborted by its time limit or by the run's signal (linked by hand: AbortSignal.any on a
+  // signal that lives as long as a watch keeps every row's signal reachable on some Node versions).
   const timer = new AbortController();
   const t = setTimeout(
     () => timer.abort(new TimeoutError(`no answer within ${formatDuration(limit)}`)),
     limit,
   );
-  const signal = AbortSignal.any([o.signal, timer.signal]);
+  const forward = (): void => timer.abort(o.signal.reason);
+  o.signal.addEventListener('abort', forward, { once: true });
+  const signal = timer.signal;
   const exchanges: Exchange[] = [];
   const client = await o.client({ validate: true, onExchange: (x) => exchanges.push(x) });
   const ctxFor = (): CheckContext => ({
@@ -453,12 +458,14 @@ async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): 
     outcome = await sendRow(row, client, signal, o, ctxFor, now);
   } catch (e) {
     if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
+    const flag = task ? '--video-timeout' : '--model-timeout';
     const error: CheckError = timer.signal.aborted
-      ? { code: 'timeout', message: `no answer within ${formatDuration(limit)} (--model-timeout)` }
+      ? { code: 'timeout', message: `no answer within ${formatDuration(limit)} (${flag})` }
       : errorOf(e);
     outcome = { status: 'fail', detail: `${error.code}: ${error.message}`, error };
   } finally {
     clearTimeout(t);
+    o.signal.removeEventListener('abort', forward);
   }
   const record: CheckRecord = { ...finalize(check, outcome, now() - started, exchanges), ...base };
   if (record.status === 'fail' && record.error !== undefined) {
