@@ -230,18 +230,24 @@ export default function probeCommand(rt: Runtime): Command {
           }): Promise<ProbeReport> => {
             let report: ProbeReport;
             if (allModels !== undefined) {
+              // On a terminal, one spinner line: rows done, and the last one finished.
+              const spinner = watching ? undefined : await ctx.progress.spinner('probing the model list');
+              let done = 0;
               report = await (
                 await import('../probe/all-models.js')
-              ).runAllModels({
-                ...allModels,
-                gateway: first.baseUrl,
-                taskTimeoutMs: videoTimeoutMs,
-                videoPoll,
-                signal: ctx.signal,
-                client: clientFor,
-                note: (text) => ctx.out.note(text),
-                onCreated,
-              });
+              )
+                .runAllModels({
+                  onFinish: (r) => spinner?.update(`${++done} rows done; ${r.id}: ${r.status}`),
+                  ...allModels,
+                  gateway: first.baseUrl,
+                  taskTimeoutMs: videoTimeoutMs,
+                  videoPoll,
+                  signal: ctx.signal,
+                  client: clientFor,
+                  note: (text) => ctx.out.note(text),
+                  onCreated,
+                })
+                .finally(() => spinner?.stop());
             } else {
               report = await runner.runProbe({
                 gateway: first.baseUrl,

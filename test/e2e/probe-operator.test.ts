@@ -213,6 +213,12 @@ describe('gw probe --all-models', () => {
     expect(row(report, 'beta:gamma-video-2-0').detail).toMatch(/add --kind beta and a --budget/);
     const paid = sim.requests.filter((q) => q.method === 'POST' && /videos|alpha|beta/.test(q.path));
     expect(paid).toEqual([]);
+    // On a terminal: a spinner on stderr, the table and the causes on stdout.
+    const tty = await runGw(['probe', '--all-models', '--kind', 'chat'], { env: sim.env, tty: true });
+    expect(tty.exitCode).toBe(0);
+    expect(tty.stderr).toContain('probing the model list');
+    expect(tty.stdout).toMatch(/│ chat:chat-3\.7-plus +│ pass/);
+    expect(tty.stdout).not.toContain('by cause'); // nothing failed
     const before = sim.requests.length;
     const bad = await runGw(['probe', '--all-models', '--kind', 'video'], { env: sim.env });
     expect(bad.exitCode).toBe(2);
@@ -247,6 +253,11 @@ describe('gw probe --all-models limits', () => {
     expect([row1.status, row1.class, row1.error?.code]).toEqual(['fail', 'timeout', 'timeout']);
     expect(row1.detail).toMatch(/no answer within 300ms \(--model-timeout\)/);
     expect(row(report, 'chat:chat-3.7-plus').status).toBe('pass');
+    const text = await runGw(['probe', '--all-models', '--kind', 'embeddings', '--model-timeout', '200ms'], {
+      env: sim.env,
+    });
+    expect(text.exitCode).toBe(1);
+    expect(text.stdout).toMatch(/by cause: 1 timeout/);
   });
 });
 
