@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, basename } from 'node:path';
 import { Counter, Gauge, Registry } from 'prom-client';
+import { GwError } from '../core/errors.js';
 import type { ProbeReport } from './runner.js';
 
 const LABELS = ['check', 'model'] as const;
@@ -161,7 +162,17 @@ export async function serveMetrics(
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new GwError(
+          `cannot serve metrics on ${host}:${port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : e.message}`,
+          {
+            code: 'metrics_listen_failed',
+            hint: 'choose another --metrics-port (0 picks a free one)',
+          },
+        ),
+      ),
+    );
     server.listen(port, host, () => resolve());
   });
   const a = server.address() as AddressInfo;

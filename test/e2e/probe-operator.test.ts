@@ -421,6 +421,35 @@ describe('gw probe --every', () => {
   });
 });
 
+describe('gw probe --every, the checklist', () => {
+  it('skips the paid video check unless --only names it, prints a JSON report per run, and refuses a busy port', async () => {
+    const sim = await useSim();
+    const w = spawnWatch(['--json', '--every', '10ms'], { ...sim.env, ...isolatedDirs() });
+    const first = await w.waitFor((out) =>
+      out.includes('\n') ? out.slice(0, out.indexOf('\n')) : undefined,
+    );
+    const report = JSON.parse(first) as ProbeReport;
+    expect(report.checks.find((c) => c.id === 'video')).toMatchObject({
+      status: 'skip',
+      detail: expect.stringMatching(/skipped in a watch: each run would create a paid video/) as unknown,
+    });
+    expect(report.checks.find((c) => c.id === 'chat')?.status).toBe('pass');
+    w.child.kill('SIGTERM');
+    expect((await w.done).exitCode).toBe(0);
+    expect(sim.requests.some((q) => q.method === 'POST' && q.path === '/v1/videos')).toBe(false);
+
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => busy.close(() => r())));
+    const port = String((busy.address() as AddressInfo).port);
+    const r = await runGw(['probe', '--every', '1m', '--metrics-port', port, '--skip', 'video'], {
+      env: sim.env,
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`cannot serve metrics on 127.0.0.1:${port}: the port is in use`);
+  });
+});
+
 describe('gw probe history', () => {
   it('shows uptime per check and model, percentiles and what changed, after several runs', async () => {
     const sim = await useSim();
