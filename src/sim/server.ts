@@ -241,15 +241,9 @@ export class Sim {
     }
     if (named !== '' && this.config.misconfiguredModels?.includes(named) === true && m.route.auth) {
       // Listed, but the channel that should serve it is missing: the gateway cannot route it.
-      reply.error(
-        404,
-        'model_not_found',
-        `The model \`${named}\` has no available channel (${requestId})`,
-        shape,
-        {
-          param: 'model',
-        },
-      );
+      reply.error(404, 'model_not_found', `The model \`${named}\` has no available channel`, shape, {
+        param: 'model',
+      });
       return;
     }
     if (body === INVALID_JSON && method !== 'GET') {
