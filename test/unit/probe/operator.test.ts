@@ -18,6 +18,7 @@ import { ProbeMetrics } from '../../../src/probe/metrics.js';
 import { parseOperatorFlags } from '../../../src/probe/options.js';
 import type { CheckRecord, ProbeReport } from '../../../src/probe/runner.js';
 import { applySlo, parseSlo } from '../../../src/probe/slo.js';
+import { watch } from '../../../src/probe/watch.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -283,5 +284,42 @@ describe('history', () => {
       ['vanished', 'old'],
     ]);
     expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90)).toBe(9);
+  });
+});
+
+describe('watch loop', () => {
+  it('never runs two at once, stops on the signal, and flushes the metrics once more at the end', async () => {
+    const ac = new AbortController();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let runs = 0;
+    const writes: number[] = [];
+    const metrics = new ProbeMetrics();
+    const n = await watch({
+      intervalMs: 1, // shorter than a run: the next run waits for the one before
+      signal: ac.signal,
+      runOnce: async () => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight--;
+        return report([rec('chat', 'pass')]);
+      },
+      afterRun: () => {
+        if (++runs === 4) ac.abort();
+      },
+      metrics,
+      metricsFile: 'unused',
+      writeMetrics: (_file, m) => {
+        writes.push(runs);
+        expect(m).toBe(metrics);
+        return Promise.resolve();
+      },
+      warn: () => {},
+    });
+    expect(n).toBe(4);
+    expect(maxInFlight).toBe(1);
+    // One write per run (before afterRun counts it), then the final flush.
+    expect(writes).toEqual([0, 1, 2, 3, 4]);
   });
 });
