@@ -130,9 +130,10 @@ Examples:
             });
           }
           const { checkTarget } = await import('../../core/download.js');
-          await checkTarget(f.download, false);
+          await checkTarget(f.download, false, { allowDirectory: true });
         }
-        const client = await ctx.client();
+        // The body was checked above (before --dry-run and any local check): once is enough.
+        const client = await ctx.client({ validate: false });
         const res = await videos.create(client, body as Parameters<typeof videos.create>[1], {
           signal: ctx.signal,
         });
@@ -156,8 +157,9 @@ Examples:
           },
         });
         if (f.download === undefined) return;
+        const { outputPath } = await import('../../core/download.js');
         const r = await downloadVideo(ctx, client, id, {
-          file: f.download,
+          file: outputPath(f.download, `${id}.mp4`),
           force: false,
           sha256: f.sha256,
         });
