@@ -12,13 +12,18 @@ export function collect(value: string, previous: string[] = []): string[] {
 }
 
 /**
- * The prompt: the arguments joined by spaces, or, when there are none and stdin is not a terminal, all of standard
- * input (one trailing newline removed, so `echo hi | gw chat` sends "hi").
+ * The prompt, as `llm` builds it: `-` alone reads standard input; arguments are joined by spaces, and when
+ * standard input is piped too (`echo text | gw chat "summarise:"`) its text follows them on a new line; with no
+ * arguments it is all of standard input. One trailing newline is removed, so `echo hi | gw chat` sends "hi".
  */
 export async function readPrompt(ctx: Context, args: readonly string[]): Promise<string> {
-  let prompt = args.join(' ');
-  if (args.length === 0 && ctx.io.stdin.isTTY !== true)
-    prompt = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
+  const words = args.length === 1 && args[0] === '-' ? [] : args;
+  const explicitStdin = words.length !== args.length;
+  let prompt = words.join(' ');
+  if (explicitStdin || ctx.io.stdin.isTTY !== true) {
+    const piped = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
+    prompt = prompt.length > 0 && piped.length > 0 ? `${prompt}\n${piped}` : prompt || piped;
+  }
   if (prompt.trim().length === 0) {
     throw new UsageError('prompt: give the prompt as arguments or on standard input', { field: 'prompt' });
   }
@@ -107,18 +112,16 @@ export class TextPrinter {
  */
 export async function printStream<T>(
   ctx: Context,
-  source: { batches: AsyncIterable<T[]> },
+  source: { batches: AsyncIterable<T[]>; onSent?: ((data: string) => void) | undefined },
   onEvent: (ev: T, printer: TextPrinter) => void,
 ): Promise<void> {
   const printer = new TextPrinter(ctx);
-  const json = ctx.globals.json;
+  // --json: the data of every event the gateway sent, in order, one per line (pings and unknown names too).
+  if (ctx.globals.json) source.onSent = (data) => ctx.out.stream(`${data}\n`);
   let complete = false;
   try {
     for await (const batch of source.batches) {
-      for (const ev of batch) {
-        if (json) ctx.out.stream(`${JSON.stringify(ev)}\n`);
-        onEvent(ev, printer);
-      }
+      for (const ev of batch) onEvent(ev, printer);
     }
     complete = true;
   } finally {

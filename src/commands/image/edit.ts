@@ -23,7 +23,7 @@ Examples:
     .action(
       rt.action(async (ctx, words: string[], opts: ImageOptions & { image: string[] }) => {
         const body = {
-          ...imageBody(await readPrompt(ctx, words), opts),
+          ...imageBody(await readPrompt(ctx, words), { ...opts, model: ctx.model(opts.model, 'image') }),
           images: opts.image.map((url) => ({ image_url: url })),
         };
         const images = await import('../../client/resources/images.js');

@@ -1,5 +1,6 @@
 /** Helpers shared by the `gw video` verbs and `gw history`: time formatting, record rows, flag parsing. */
 import { UsageError } from '../../core/errors.js';
+import { shellWord } from '../job-output.js';
 import type { Cell } from '../../ui/output.js';
 
 /** `2026-11-22 14:03:05 +01:00` in the machine's time zone. */
@@ -31,8 +32,8 @@ export function timeWithRelative(d: Date, now: number = Date.now()): string {
 }
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
-export function resumeCommand(id: string): string {
-  return `gw video wait ${id}`;
+export function resumeCommand(id: string, download?: string): string {
+  return `gw video wait ${id}${download !== undefined ? ` --download ${shellWord(download)}` : ''}`;
 }
 
 /** Parses `--seconds`: a number (the contract then checks the integer range). */

@@ -3,6 +3,7 @@ import type { Asset } from '../../../contract/beta-assets.js';
 import { intOrText } from '../../../contract/beta.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
 
 function positive(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -17,7 +18,7 @@ export default function listCommand(rt: Runtime): Command {
   return new Command('list')
     .description('list assets of groups (table: id, group, type, status)')
     .requiredOption('--group <id>', 'group id (repeatable)', (v: string, acc: string[] = []) => [...acc, v])
-    .requiredOption('-m, --model <model>', 'public model name (e.g. gamma-video-2-0)')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .option('--page <n>', 'PageNumber, from 1')
     .option('--page-size <n>', 'PageSize')
     .option('--all', 'walk every page from --page (default 1)')
@@ -33,8 +34,9 @@ Examples:
       rt.action(
         async (
           ctx,
-          opts: { group: string[]; model: string; page?: string; pageSize?: string; all?: boolean },
+          opts: { group: string[]; model?: string; page?: string; pageSize?: string; all?: boolean },
         ) => {
+          const model = assetModel(ctx, opts.model);
           const first = positive(opts.page, 'page') ?? 1;
           const pageSize = positive(opts.pageSize, 'page-size');
           const assets = await import('../../../client/resources/beta-assets.js');
@@ -46,7 +48,7 @@ Examples:
           for (let p = first; ; p++) {
             const res = await assets.listAssets(
               client,
-              { model: opts.model, groupIds: opts.group, page: p, pageSize },
+              { model, groupIds: opts.group, page: p, pageSize },
               { signal: ctx.signal },
             );
             const got = res.data.Result.Items;

@@ -4,6 +4,7 @@ import { ASSET_POLL_STEPS_MS, isAssetFinal, type Asset } from '../../../contract
 import { formatDuration } from '../../../core/duration.js';
 import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetId, assetModel } from './ids.js';
 
 /** The command that resumes waiting for these assets. */
 export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
@@ -110,7 +111,7 @@ export default function waitCommand(rt: Runtime): Command {
       'wait until assets are Active or Failed (polls at 2, 5, 10, 20 s): exit 0 all Active, 1 any Failed',
     )
     .argument('<asset_id...>')
-    .requiredOption('-m, --model <model>', 'public model name used with the asset library')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .option(
       '--timeout <dur>',
       'give up after this long (exit 4, the resume command on stderr); default: no limit',
@@ -124,10 +125,12 @@ Examples:
   gw beta asset wait asset-20260528140922-d9646 -m gamma-video-2-0 --timeout 5m`,
     )
     .action(
-      rt.action(async (ctx, ids: string[], opts: { model: string; timeout?: string }) => {
+      rt.action(async (ctx, refs: string[], opts: { model?: string; timeout?: string }) => {
+        const ids = refs.map(assetId);
+        const model = assetModel(ctx, opts.model);
         const timeoutMs = ctx.waitLimitMs(opts.timeout);
         const client = await ctx.client();
-        const list = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
+        const list = await watchAssets(ctx, client, model, ids, { timeoutMs });
         if (ctx.globals.json) ctx.out.json({ assets: list });
         else
           await ctx.out.table(

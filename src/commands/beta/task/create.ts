@@ -10,6 +10,7 @@ import {
 } from '../../../contract/beta.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../job-output.js';
 
 interface CreateOptions {
   model?: string;
@@ -117,7 +118,8 @@ export default function createCommand(rt: Runtime): Command {
       `
 Prints only the task id (written to the local journal first, see gw history). With --wait/--download the id is
 printed before waiting; exit codes then follow gw beta task wait. With --json: the gateway's {id}, or with --wait
-one document {id, task, download?}. --dry-run needs no token.
+one document {id, task, download?: {path, bytes, resumed}}; a timeout or Ctrl-C prints the command that resumes
+the whole job (wait, then download). --dry-run needs no token.
 
 Examples:
   gw beta task create "a lighthouse at dusk, slow dolly in" -m gamma-video-2-0 --resolution 1080p --duration 8
@@ -130,7 +132,7 @@ Examples:
         const base = opts.body !== undefined ? readBodyFile(opts.body) : {};
         let body = buildBetaTaskBody(
           {
-            model: opts.model,
+            model: opts.model ?? ctx.defaultModel('beta'),
             prompt,
             firstFrame: opts.firstFrame,
             lastFrame: opts.lastFrame,
@@ -164,10 +166,9 @@ Examples:
           return;
         }
         const waitMs = ctx.waitLimitMs();
-        if (opts.download !== undefined) {
-          const { checkTarget } = await import('../../../core/download.js');
-          await checkTarget(opts.download, false); // refuse before creating (and billing) anything
-        }
+        // Refuse before creating (and billing) anything.
+        if (opts.download !== undefined)
+          await checkCreateDownloadTarget(opts.download, 'gw beta task download');
         const tasks = await import('../../../client/resources/beta-tasks.js');
         const client = await ctx.client();
         const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
@@ -184,17 +185,22 @@ Examples:
           return;
         }
         if (!ctx.globals.json) ctx.out.line(id);
-        const { assertSucceeded, followTask } = await import('./wait.js');
-        const task = await followTask(ctx, client, id, { timeoutMs: waitMs });
+        const { assertSucceeded, followTask, resumeCommand } = await import('./wait.js');
+        const resume =
+          opts.download !== undefined
+            ? `${resumeCommand(ctx, id)} && gw beta task download ${id} -o ${shellWord(opts.download)}`
+            : undefined;
+        const task = await followTask(ctx, client, id, { timeoutMs: waitMs, resume });
         if (task.status !== 'succeeded' && ctx.globals.json) ctx.out.json({ id, task });
         assertSucceeded(task);
         let download;
         if (opts.download !== undefined) {
           const { downloadTask } = await import('./download.js');
-          download = await downloadTask(ctx, client, task, { file: opts.download });
-          if (!ctx.globals.json) ctx.out.note(`saved ${download.video.path}`);
+          download = (await downloadTask(ctx, client, task, { file: opts.download })).video;
+          if (!ctx.globals.json) ctx.out.note(`saved ${download.path}`);
         }
-        if (ctx.globals.json) ctx.out.json({ id, task, ...(download ? { download } : {}) });
+        if (ctx.globals.json)
+          ctx.out.json({ id, task, ...(download ? { download: downloadJson(download) } : {}) });
       }),
     );
 }

@@ -5,6 +5,7 @@ import type { BetaTask } from '../../../contract/beta.js';
 import type { DownloadResult } from '../../../core/download.js';
 import { GwError, UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { downloadJson } from '../../job-output.js';
 
 const TTL_NOTE = 'the result URL stays valid about 24 hours (beta-tasks-assets.md §2.5): keep your own copy';
 
@@ -147,8 +148,13 @@ Examples:
             force: opts.force,
             sha256: opts.sha256,
           });
-          if (ctx.globals.json) ctx.out.json(r);
-          else {
+          if (ctx.globals.json) {
+            ctx.out.json({
+              id: r.id,
+              video: downloadJson(r.video),
+              ...(r.last_frame !== undefined ? { last_frame: downloadJson(r.last_frame) } : {}),
+            });
+          } else {
             if (r.video.path !== '-') ctx.out.line(r.video.path);
             if (r.last_frame !== undefined) ctx.out.line(r.last_frame.path);
           }

@@ -8,6 +8,7 @@ import {
 import { check } from '../../../contract/validate.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
+import { formatLocalTime } from '../../video/shared.js';
 
 interface ListOptions {
   status?: string;
@@ -106,9 +107,7 @@ Examples:
             t.status,
             t.resolution,
             t.duration !== undefined ? `${t.duration}s` : undefined,
-            t.created_at !== undefined
-              ? new Date(t.created_at * 1000).toISOString().replace('.000Z', 'Z')
-              : undefined,
+            t.created_at !== undefined ? formatLocalTime(new Date(t.created_at * 1000)) : undefined,
           ]),
         );
         if (opts.all !== true && items.length < total) {

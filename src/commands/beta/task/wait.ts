@@ -19,7 +19,7 @@ export async function followTask(
   ctx: Context,
   client: GatewayClient,
   id: string,
-  o: { timeoutMs: number | undefined },
+  o: { timeoutMs: number | undefined; resume?: string | undefined },
 ): Promise<BetaTask> {
   const tasks = await import('../../../client/resources/beta-tasks.js');
   const spin = await ctx.progress.spinner(`task ${id}: waiting`);
@@ -38,7 +38,7 @@ export async function followTask(
   } catch (e) {
     spin.stop();
     if (last !== undefined) ctx.journal().update('beta-task', id, last.status);
-    const hint = `resume with: ${resumeCommand(ctx, id)}`;
+    const hint = `resume with: ${o.resume ?? resumeCommand(ctx, id)}`;
     if (e instanceof TimeoutError) {
       throw new TimeoutError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, {
         hint,
