@@ -102,6 +102,8 @@ function checkHelpTarget(argv: readonly string[]): void {
  * bin/gw.js sets process.exitCode so stdout is always flushed. Every error is caught here, once.
  */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  // Shell completion asks for dynamic words on every Tab: answer without building the command tree.
+  if (argv[0] === '__complete') return (await import('./commands/complete.js')).complete(argv.slice(1), io);
   let signal = io.signal;
   let cleanup = (): void => {};
   if (signal === undefined && io.stdout === process.stdout) {

@@ -12,6 +12,12 @@ export default function modelsCommand(rt: Runtime): Command {
         const models = await import('../client/resources/models.js');
         const client = await ctx.client();
         const res = await models.list(client, { signal: ctx.signal });
+        const { saveModelIds } = await import('./model-cache.js');
+        saveModelIds(
+          ctx.io.env,
+          client.baseUrl,
+          res.data.data.map((m) => m.id),
+        );
         if (ctx.globals.json) {
           ctx.out.json(res.data);
           return;
