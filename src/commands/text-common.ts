@@ -2,6 +2,7 @@
  * What gw chat, responses, messages and embed share: the prompt (arguments or standard input), the stream-or-not
  * default, printing text as it arrives, numeric flags, and `--usage` on stderr with common.md §2.1's caution.
  */
+import { fstatSync } from 'node:fs';
 import { UsageError } from '../core/errors.js';
 import { readAll } from '../ui/io.js';
 import type { Context } from './context.js';
@@ -9,6 +10,22 @@ import type { Context } from './context.js';
 /** Collects a repeatable option (`--image a --image b`). */
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
+}
+
+/**
+ * True when standard input is a pipe or a file given to gw (`echo text | gw chat …`, `gw chat … < f`). Arguments
+ * plus stdin are joined only then: a parent process that merely leaves stdin open (a socket, a terminal, a job
+ * runner) must not make `gw chat "hi"` wait for input that never comes.
+ */
+function stdinIsPiped(ctx: Context): boolean {
+  if (ctx.io.stdin.isTTY === true) return false;
+  if (ctx.io.stdin !== process.stdin) return true; // in-process callers pass their own stream
+  try {
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -20,7 +37,7 @@ export async function readPrompt(ctx: Context, args: readonly string[]): Promise
   const words = args.length === 1 && args[0] === '-' ? [] : args;
   const explicitStdin = words.length !== args.length;
   let prompt = words.join(' ');
-  if (explicitStdin || ctx.io.stdin.isTTY !== true) {
+  if (explicitStdin || (words.length === 0 ? ctx.io.stdin.isTTY !== true : stdinIsPiped(ctx))) {
     const piped = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
     prompt = prompt.length > 0 && piped.length > 0 ? `${prompt}\n${piped}` : prompt || piped;
   }
@@ -175,7 +192,7 @@ export function printUsage(ctx: Context, usage: unknown, cacheFields: readonly s
     lines.push(`cache: ${cache.length > 0 ? cache.join(' ') : 'not reported'}`);
   }
   lines.push(
-    "note: cache fields are upstream signals that explain cost only; the charge is the gateway's log and bill (common.md §2.1)",
+    "note: cache fields are upstream signals that explain cost only; the charge is the gateway's log and bill",
   );
   ctx.out.io.stderr.write(ctx.redactor.redact(`${lines.join('\n')}\n`));
 }

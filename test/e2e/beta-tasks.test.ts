@@ -74,9 +74,7 @@ echo "done $id"`,
       { ...sim.env, ...dirs, WORK: work },
     );
     // stderr: only download's reminder that the result URL lives about 24 hours (§2.5)
-    expect(r.stderr).toBe(
-      'the result URL stays valid about 24 hours (beta-tasks-assets.md §2.5): keep your own copy\n',
-    );
+    expect(r.stderr).toBe('the result URL stays valid about 24 hours: keep your own copy\n');
     expect(r.exitCode).toBe(0);
     const id = /^done (cgt-\S+)$/m.exec(r.stdout)?.[1] as string;
     expect(id).toBeDefined();

@@ -176,7 +176,7 @@ describe('gw probe against a faulty gateway', () => {
     expect(exitCode).toBe(1);
     expect(check(report, 'responses')).toMatchObject({
       status: 'fail',
-      detail: 'POST /v1/responses answered 200 without an X-Gateway-Request-Id header (common.md §1)',
+      detail: 'POST /v1/responses answered 200 without an X-Gateway-Request-Id header',
     });
     expect(check(report, 'responses').requestId).toBeUndefined();
     expect(check(report, 'messages').status).toBe('pass');

@@ -228,7 +228,7 @@ describe('gw video download', () => {
     const r = await spawnGw(['video', 'download', id, '-o', 'old.mp4'], { env: sim.env, cwd: ws.work });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/error: result_expired: the result URL of video \S+ has expired/);
-    expect(r.stderr).toContain('common.md §4 rule 4');
+    expect(r.stderr).toContain('renewal of expired result URLs is outside the contract');
     expect(existsSync(join(ws.work, 'old.mp4'))).toBe(false);
   });
 });

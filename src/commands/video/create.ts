@@ -61,14 +61,16 @@ async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void
   ctx.out.line('POST /v1/videos');
   ctx.out.line(JSON.stringify(body, null, 2));
   if (price === undefined) {
-    ctx.out.line(`list price: not given by the contract for ${model} (common.md §2.3 prices only clip-1.1)`);
+    ctx.out.line(
+      `list price: not given by the contract for ${model} (list prices are published for clip-1.1 only)`,
+    );
   } else if (price.amount === undefined) {
     ctx.out.line(
       `list price: CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution} (seconds not given: the gateway's default length applies)`,
     );
   } else {
     ctx.out.line(
-      `list price: CNY ${price.amount.toFixed(2)} (${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}, clip-1.1 domestic list price, common.md §2.3)`,
+      `list price: CNY ${price.amount.toFixed(2)} (${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}, clip-1.1 domestic list price)`,
     );
   }
   for (const n of notes) ctx.out.line(n);
@@ -103,7 +105,7 @@ export function createCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-Every rule of common.md §2.3 is checked before sending (exit 2, nothing sent; --no-validate sends anyway).
+Every rule of the video API is checked before sending (exit 2, nothing sent; --no-validate sends anyway).
 The video_id is written to the journal (gw history) before it is printed. --json prints the gateway's answer;
 with --wait/--download it prints one document {"id", "video": <final record>, "download": {"path", "bytes",
 "resumed", "sha256" (with --sha256)}} instead. Ctrl-C or --timeout print the command that resumes the whole job.

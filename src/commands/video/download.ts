@@ -7,7 +7,7 @@ import { GwError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
 import { formatLocalTime, formatRelative, resumeCommand } from './shared.js';
 
-const RENEWAL = 'renewal of expired result URLs is outside the contract (common.md §4 rule 4)';
+const RENEWAL = 'renewal of expired result URLs is outside the contract';
 
 function expiredError(id: string, detail: string): GwError {
   return new GwError(`the result URL of video ${id} has expired ${detail}; ${RENEWAL}`, {
@@ -37,7 +37,7 @@ export async function downloadVideo(
   const failure = videos.failureOf(id, rec);
   if (failure) throw failure;
   if (!isVideoSuccess(state)) {
-    throw new GwError(`video ${id} is not ready yet (state ${state}); common.md §4 rule 2`, {
+    throw new GwError(`video ${id} is not ready yet (state ${state})`, {
       code: 'video_not_ready',
       requestId: rec.requestId,
       hint: `wait for it first: ${resumeCommand(id)} && gw video download ${id}`,

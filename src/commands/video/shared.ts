@@ -40,7 +40,7 @@ export function resumeCommand(id: string, download?: string): string {
 export function parseSecondsFlag(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^-?\d+(\.\d+)?$/.test(text.trim())) {
-    throw new UsageError(`seconds: "${text}" is not a number; use an integer from 2 to 15 (common.md §2.3)`, {
+    throw new UsageError(`seconds: "${text}" is not a number; use an integer from 2 to 15`, {
       field: 'seconds',
       code: 'invalid_duration',
     });
@@ -52,13 +52,10 @@ export function parseSecondsFlag(text: string | undefined): number | undefined {
 export function parseSeedFlag(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^-?\d+(\.\d+)?$/.test(text.trim())) {
-    throw new UsageError(
-      `seed: "${text}" is not a number; use an integer from 0 to 2147483647 (common.md §2.3)`,
-      {
-        field: 'seed',
-        code: 'invalid_seed',
-      },
-    );
+    throw new UsageError(`seed: "${text}" is not a number; use an integer from 0 to 2147483647`, {
+      field: 'seed',
+      code: 'invalid_seed',
+    });
   }
   return Number(text);
 }

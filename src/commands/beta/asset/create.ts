@@ -29,7 +29,7 @@ export default function createCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-A failed review or download shows only later, as Status Failed (beta-tasks-assets.md §7), never as a create error.
+A failed review or download shows only later, as Status Failed, never as a create error.
 With --json: the gateway's {ResponseMetadata, Result: {Id}}; with --wait {id, asset}.
 
 Examples:

@@ -49,8 +49,7 @@ export default function getCommand(rt: Runtime): Command {
         }
         ctx.out.keyValue(rows);
         if (a.Status === 'Active') ctx.out.tip(`reference it as asset://${a.Id}`);
-        if (a.Status === 'Failed')
-          ctx.out.tip('review or preprocessing failed; the library shows no reason (§2.6)');
+        if (a.Status === 'Failed') ctx.out.tip('review or preprocessing failed; the library shows no reason');
       }),
     );
 }

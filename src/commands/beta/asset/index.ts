@@ -33,7 +33,7 @@ export default function assetCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-Update*, Delete* and Moderation.Strategy=Skip are not offered by the asset library (beta-tasks-assets.md §4.2).
+Update*, Delete* and Moderation.Strategy=Skip are not offered by the asset library.
 
 Examples:
   gw beta asset upload                                   # interactive on a terminal

@@ -8,8 +8,7 @@ import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
 function positive(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
   const n = intOrText(value);
-  if (typeof n !== 'number' || n < 1)
-    throw new UsageError(`${field}: must be an integer >= 1 (beta-tasks-assets.md §4.2, §8)`, { field });
+  if (typeof n !== 'number' || n < 1) throw new UsageError(`${field}: must be an integer >= 1`, { field });
   return n;
 }
 

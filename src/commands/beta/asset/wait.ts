@@ -99,7 +99,7 @@ export function assertAllActive(list: readonly Asset[]): void {
     `asset${failed.length > 1 ? 's' : ''} ${failed.join(', ')} ended Failed (review or preprocessing did not pass)`,
     {
       code: 'asset_failed',
-      hint: 'the asset library shows no failure reason (beta-tasks-assets.md §2.6); check that the URL is publicly downloadable without cookies or login, then create the asset again',
+      hint: 'the asset library shows no failure reason; check that the URL is publicly downloadable without cookies or login, then create the asset again',
     },
   );
 }

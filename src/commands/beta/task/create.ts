@@ -47,7 +47,7 @@ function readBodyFile(path: string): Record<string, unknown> {
     throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`body: ${path} must hold a JSON object (beta-tasks-assets.md §2.4)`, {
+    throw new UsageError(`body: ${path} must hold a JSON object`, {
       field: 'body',
     });
   }

@@ -7,7 +7,7 @@ import { GwError, UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 import { downloadJson } from '../../job-output.js';
 
-const TTL_NOTE = 'the result URL stays valid about 24 hours (beta-tasks-assets.md §2.5): keep your own copy';
+const TTL_NOTE = 'the result URL stays valid about 24 hours: keep your own copy';
 
 /** Downloads one result URL (atomic .part + rename, Range resume, progress on stderr). */
 async function fetchTo(
@@ -39,7 +39,7 @@ async function fetchTo(
           if (e instanceof GatewayError && (e.status === 403 || e.status === 404)) {
             throw new GwError(`the result URL answered HTTP ${e.status}: it has probably expired`, {
               code: 'result_url_expired',
-              hint: 'result URLs live about 24 hours (beta-tasks-assets.md §2.5); renewal is not offered, create the task again',
+              hint: 'result URLs live about 24 hours; renewal is not offered, create the task again',
             });
           }
           throw e;

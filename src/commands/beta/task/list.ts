@@ -23,7 +23,7 @@ function positive(value: string | undefined, field: string): number | undefined 
   if (value === undefined) return undefined;
   const n = intOrText(value);
   if (typeof n !== 'number' || n < 1) {
-    throw new UsageError(`${field}: must be an integer >= 1 (beta-tasks-assets.md §4.1, §8)`, { field });
+    throw new UsageError(`${field}: must be an integer >= 1`, { field });
   }
   return n;
 }

@@ -68,7 +68,7 @@ export function assertSucceeded(task: BetaTask): void {
         ? 'the task passed execution_expires_after before it finished; create it again'
         : task.status === 'cancelled'
           ? 'the task was cancelled; create it again if needed'
-          : 'failed tasks are not billed as successes (beta-tasks-assets.md §1); check the prompt and references and create it again',
+          : 'failed tasks are not billed as successes; check the prompt and references and create it again',
   });
 }
 
