@@ -261,7 +261,7 @@ describe('alpha image2video body: every rule rejects a body that breaks it', () 
       if (r.ok) return;
       expect(r.violation.field).toBe(field);
       expect(r.violation.message).toContain(words);
-      expect(r.violation.message).not.toMatch(/\.md|§/);
+      expect(r.violation.message).not.toMatch(/\.md\b|§/);
     }
   });
 });

@@ -145,7 +145,7 @@ describe('beta §2.4 content', () => {
     const v = violation(base({ content: [item] }));
     expect(v.field).toBe(field);
     expect(v.message).toMatch(msg);
-    expect(v.message).not.toMatch(/\.md|§/);
+    expect(v.message).not.toMatch(/\.md\b|§/);
   });
 
   it('normalises Asset:// to asset://', () => {
