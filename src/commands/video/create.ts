@@ -114,7 +114,7 @@ Examples:
   id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)
   gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --dry-run
   gw video create "the fox runs" -m clip-1.1-i2v --input-image https://example.com/fox.png --seconds 5
-  gw video create "in this style" -m vid-2.7-r2v --ref-video https://example.com/a.mp4 --download fox.mp4`,
+  gw video create "in this style" -m vid-2.7-r2v --ref-video https://example.com/a.mp4 --download styled.mp4`,
     )
     .action(
       rt.action(async (ctx, prompt: string, flags: CreateFlags) => {

@@ -116,8 +116,8 @@ download keeps the .part and the same command resumes it (Range request). Prints
 no checksum, so the hash is computed only on request: ~0.5 s of CPU per GiB).
 
 Examples:
-  gw video download video_123 -o fox.mp4
-  gw video download video_123 -o - | ffprobe -`,
+  gw video download "$id" -o fox.mp4 --force
+  gw video download "$id" -o - | wc -c`,
     )
     .action(
       rt.action(async (ctx, id: string, opts: { output?: string; force: boolean; sha256: boolean }) => {

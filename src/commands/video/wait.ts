@@ -149,7 +149,7 @@ with several ids {"videos": [<record>, …]}; with --download {"id", "video", "d
 Examples:
   id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)
   gw video wait "$id" --timeout 15m && gw video download "$id" -o fox.mp4 --force
-  gw video wait "$id" --download fox.mp4 --timeout 15m`,
+  gw video wait "$id" --download fox-copy.mp4 --timeout 15m`,
     )
     .action(
       rt.action(

@@ -33,7 +33,7 @@ A failed review or download shows only later, as Status Failed, never as a creat
 With --json: the gateway's {ResponseMetadata, Result: {Id}}; with --wait {id, asset}.
 
 Examples:
-  gw beta asset create --group group-1 --url https://example.com/cat.png --type Image --name cat -m gamma-video-2-0 --wait`,
+  gw beta asset create --group "$group" --url https://example.com/cat.png --type Image --name cat --wait`,
     )
     .action(
       rt.action(async (ctx, o: Options) => {

@@ -18,7 +18,7 @@ export default function getCommand(rt: Runtime): Command {
     .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .addHelpText(
       'after',
-      '\nExamples:\n  gw beta asset get asset-20260528140922-d9646 -m gamma-video-2-0\n  gw beta asset get asset-1 -m gamma-video-2-0 --json | jq -r .Result.Status',
+      '\nExamples:\n  for ref in $refs; do gw beta asset get "$ref"; done      # asset://ID, Asset://ID or the bare id\n  gw beta asset get "$ref" --json | jq -r .Result.Status',
     )
     .action(
       rt.action(async (ctx, ref: string, opts: { model?: string }) => {

@@ -15,7 +15,7 @@ export default function groupCreateCommand(rt: Runtime): Command {
 With --json: the gateway's {ResponseMetadata, Result: {Id}}.
 
 Examples:
-  group=$(gw beta asset group create --name storyboard -m gamma-video-2-0)`,
+  group=$(gw beta asset group create --name storyboard)`,
     )
     .action(
       rt.action(async (ctx, o: { name: string; description?: string; model?: string }) => {

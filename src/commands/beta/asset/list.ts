@@ -27,7 +27,7 @@ export default function listCommand(rt: Runtime): Command {
 With --json: the gateway's {ResponseMetadata, Result}; with --all one document {Items, TotalCount}.
 
 Examples:
-  gw beta asset list --group group-1 -m gamma-video-2-0 --all`,
+  gw beta asset list --group "$group" --all`,
     )
     .action(
       rt.action(

@@ -34,7 +34,7 @@ With --json: {group, assets: [{Id, Name, URL, AssetType, Status, ref}]}.
 
 Examples:
   gw beta asset upload
-  refs=$(gw beta asset upload --group group-1 --url https://example.com/cat.png --url https://example.com/a.mp4)`,
+  refs=$(gw beta asset upload --group "$group" --url https://example.com/cat.png --url https://example.com/a.mp4)`,
     )
     .action(
       rt.action(async (ctx, o: { model?: string; group?: string; url?: string[] }) => {

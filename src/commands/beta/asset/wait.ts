@@ -122,7 +122,7 @@ export default function waitCommand(rt: Runtime): Command {
 Prints a table (asset, type, status) when done; with --json {assets: [GetAsset Result, ...]}.
 
 Examples:
-  gw beta asset wait asset-20260528140922-d9646 -m gamma-video-2-0 --timeout 5m`,
+  gw beta asset wait $refs --timeout 5m`,
     )
     .action(
       rt.action(async (ctx, refs: string[], opts: { model?: string; timeout?: string }) => {

@@ -123,8 +123,8 @@ the whole job (wait, then download). --dry-run needs no token.
 
 Examples:
   gw beta task create "a lighthouse at dusk, slow dolly in" -m gamma-video-2-0 --resolution 1080p --duration 8
-  gw beta task create "extend forward, keep the original clip" -m gamma-video-2-0-fast --ref-video asset-20260528140922-d9646
-  gw beta task create "the cat jumps" -m gamma-video-2-0-mini --first-frame asset://asset-1 --dry-run
+  gw beta task create "extend forward, keep the original clip" -m gamma-video-2-0-fast --ref-video "$(echo "$refs" | tail -1)"
+  gw beta task create "the cat jumps" -m gamma-video-2-0-mini --first-frame "$(echo "$refs" | head -1)" --dry-run
   id=$(gw beta task create "waves" -m gamma-video-2-0-fast --download waves.mp4)`,
     )
     .action(

@@ -19,7 +19,7 @@ What DELETE does depends on the task's status:
 Prints what happened on stderr; with --json the gateway's answer body.
 
 Examples:
-  gw beta task delete cgt-2026abc`,
+  gw beta task delete "$id"`,
     )
     .action(
       rt.action(async (ctx, id: string) => {

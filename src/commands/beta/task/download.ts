@@ -119,8 +119,8 @@ again. Prints each written path; with --json {id, video: {path, bytes, resumed, 
 The result URL lives about 24 hours: download it soon after the task succeeds.
 
 Examples:
-  gw beta task download cgt-2026abc -o surf.mp4 --last-frame surf-end.png
-  gw beta task download cgt-2026abc -o - | ffprobe -`,
+  gw beta task download "$id" -o surf.mp4 --force
+  gw beta task download "$id" -o - | wc -c`,
     )
     .action(
       rt.action(

@@ -45,7 +45,7 @@ export default function getCommand(rt: Runtime): Command {
     .argument('<task_id>')
     .addHelpText(
       'after',
-      '\nExamples:\n  gw beta task get cgt-2026abc\n  gw beta task get cgt-2026abc --json | jq -r .content.video_url',
+      '\nExamples:\n  gw beta task get "$id"\n  gw beta task get "$id" --json | jq -r .content.video_url',
     )
     .action(
       rt.action(async (ctx, id: string) => {

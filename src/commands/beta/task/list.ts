@@ -56,7 +56,7 @@ With --json: the gateway's {items, total}; with --all one document {items, total
 Examples:
   gw beta task list --status running
   gw beta task list --all --page-size 100 --json | jq -r '.items[].id'
-  gw beta task list --ids cgt-1,cgt-2`,
+  gw beta task list --ids "$id"`,
     )
     .action(
       rt.action(async (ctx, opts: ListOptions) => {

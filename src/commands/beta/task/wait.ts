@@ -88,7 +88,7 @@ Prints the final task record (like \`gw beta task get\`); with --json the final 
 when it ended failed/expired/cancelled. Ctrl-C exits 130 and prints the command that resumes the wait. Polls with exponential backoff (2 s to 30 s) and tolerates brief 429/5xx answers.
 
 Examples:
-  gw beta task wait cgt-2026abc --timeout 20m && gw beta task download cgt-2026abc -o clip.mp4`,
+  gw beta task wait "$id" --timeout 20m && gw beta task download "$id" -o clip.mp4`,
     )
     .action(
       rt.action(async (ctx, id: string, opts: { timeout?: string }) => {
