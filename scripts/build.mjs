@@ -11,8 +11,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-// `--pack` (npm prepack): no source maps, no build metadata, and only this build's chunks in dist/.
-const pack = process.argv.includes('--pack');
+// `--pack`, or any build npm runs for `npm pack`/`npm publish` (prepack and prepare both run then): no source maps,
+// no build metadata, and only this build's chunks in dist/.
+const pack = process.argv.includes('--pack') || ['pack', 'publish'].includes(process.env.npm_command ?? '');
 const outdir = join(root, 'dist');
 
 // commander loads child_process (~2 ms) at start-up for executable subcommands, which gw never uses: hand it a

@@ -17,7 +17,6 @@ async function help(path) {
     stderr: new PassThrough(),
     stdin: Readable.from([]),
     env: { NO_COLOR: '1' },
-    signal: new AbortController().signal,
   });
   return text.trimEnd();
 }
