@@ -36,7 +36,7 @@ export default function loginCommand(rt: Runtime): Command {
             { input: ctx.io.stdin, output: ctx.io.stderr },
           );
         }
-        baseUrl = baseUrl.trim().replace(/\/+$/, '').replace(/\/v1$/, '');
+        baseUrl = await normalizedBaseUrl(baseUrl);
         const token = await readToken(ctx, opts.tokenStdin === true);
         if ((ctx.io.env.GW_TOKEN ?? '') !== '') {
           ctx.out.warn(
@@ -53,4 +53,15 @@ export default function loginCommand(rt: Runtime): Command {
         );
       }),
     );
+}
+
+/** The base URL as every other place stores it (one trailing /v1 and slashes dropped); a bad one is exit 2. */
+async function normalizedBaseUrl(text: string): Promise<string> {
+  const { normalizeBaseUrl, BaseUrlError } = await import('../client/base-url.js');
+  try {
+    return normalizeBaseUrl(text);
+  } catch (e) {
+    if (e instanceof BaseUrlError) throw new UsageError(`base-url: ${e.message}`, { field: 'base-url' });
+    throw e;
+  }
 }

@@ -9,7 +9,7 @@
  */
 import * as z from 'zod';
 import { ALPHA_MODELS, type AlphaModel } from './catalog.js';
-import { imageSize, sniffImageType, type ImageInfo } from '../core/image-size.js';
+import { imageSize, sniffImageType, type ImageInfo } from './image-size.js';
 
 /** alpha §4: the one endpoint of the first video family (the gateway prefixes the upstream path with /alpha). */
 export const ALPHA_IMAGE2VIDEO_PATH = '/alpha/v1/videos/image2video';

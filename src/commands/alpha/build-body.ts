@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isHttpUrl } from '../../contract/alpha.js';
-import {
-  parseCameraFlag,
-  parseDynamicMaskFlag,
-  parseJsonFlag,
-  parseNumberFlag,
-} from '../../contract/alpha-flags.js';
+import { parseCameraFlag, parseDynamicMaskFlag, parseJsonFlag, parseNumberFlag } from './flags.js';
 import { UsageError } from '../../core/errors.js';
-import { sniffImageType } from '../../core/image-size.js';
+import { sniffImageType } from '../../contract/image-size.js';
 
 /** The flags of `gw alpha i2v` as commander parses them. */
 export interface I2vFlags {

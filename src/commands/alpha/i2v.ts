@@ -71,7 +71,7 @@ export default function i2vCommand(rt: Runtime): Command {
         const { buildI2vBody } = await import('./build-body.js');
         const { ALPHA_IMAGE2VIDEO_PATH, alphaImage2VideoRequestSchema, effectiveModel } =
           await import('../../contract/alpha.js');
-        const { abbreviateBody, alphaWarnings } = await import('../../contract/alpha-flags.js');
+        const { abbreviateBody, alphaWarnings } = await import('./flags.js');
         const { parseRequest } = await import('../../contract/validate.js');
         const body = buildI2vBody(withDefaultModel(opts, ctx.defaultModel('i2v')), {
           validate: ctx.globals.validate,

@@ -133,7 +133,8 @@ Examples:
         const wantsWait = f.wait || f.download !== undefined;
         const waitTimeoutMs = ctx.waitLimitMs();
         if (f.download !== undefined) await checkCreateDownloadTarget(f.download, 'gw video download');
-        const client = await ctx.client();
+        // The body was checked above (before --dry-run and any local check): once is enough.
+        const client = await ctx.client({ validate: false });
         const res = await videos.create(client, body as Parameters<typeof videos.create>[1], {
           signal: ctx.signal,
         });
