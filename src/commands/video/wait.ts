@@ -184,32 +184,37 @@ Examples:
           }
           const deadline = timeoutMs !== undefined ? Date.now() + timeoutMs : undefined;
           const records: VideoRecord[] = [];
-          const failed: TaskFailedError[] = [];
+          const failed: Array<{ id: string; state: string; error: unknown }> = [];
           for (const [i, id] of ids.entries()) {
             const rest = ids.slice(i);
+            let final: VideoRecord | undefined;
             try {
               const res = await waitForVideo(ctx, client, id, {
                 timeoutMs: deadline !== undefined ? Math.max(1, deadline - Date.now()) : undefined,
                 intervalMs,
                 resume: `gw video wait ${rest.join(' ')}`,
-                onFinal: (r) => records.push(r.data),
+                onFinal: (r) => {
+                  final = r.data;
+                  records.push(r.data);
+                },
               });
               if (!ctx.progress.enabled) ctx.out.note(`${id} ${res.data.status}`);
             } catch (e) {
-              // A failed video does not stop the others; a timeout or Ctrl-C does (its hint names the rest).
-              if (!(e instanceof TaskFailedError)) throw e;
-              failed.push(e);
+              // A video that ended failed/cancelled does not stop the others; a timeout or Ctrl-C does (its hint
+              // names the ids still open).
+              if (final === undefined) throw e;
+              failed.push({ id, state: final.status, error: e });
             }
           }
           if (ctx.globals.json) ctx.out.json(ids.length === 1 ? records[0] : { videos: records });
           const [first] = failed;
           if (first === undefined) return;
-          if (ids.length === 1) throw first;
+          if (ids.length === 1) throw first.error;
           throw new TaskFailedError(
-            `${failed.length} of ${ids.length} videos did not complete: ${failed.map((e) => `${e.taskId} ${e.state}`).join(', ')}`,
+            `${failed.length} of ${ids.length} videos did not complete: ${failed.map((f) => `${f.id} ${f.state}`).join(', ')}`,
             {
               state: first.state,
-              taskId: first.taskId,
+              taskId: first.id,
               code: 'videos_failed',
               hint: `\`gw video get <id>\` shows each error`,
             },
