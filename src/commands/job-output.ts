@@ -41,7 +41,7 @@ export async function checkCreateDownloadTarget(file: string, downloadVerb: stri
   }
   const { checkTarget } = await import('../core/download.js');
   try {
-    await checkTarget(file, false);
+    await checkTarget(file, false, { allowDirectory: true });
   } catch (e) {
     if (e instanceof UsageError && /already exists/.test(e.message)) {
       throw new UsageError(

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { ApiResult, GatewayClient } from '../../client/gateway-client.js';
 import type { VideoRecord } from '../../contract/video.js';
-import { formatDuration, parseDuration } from '../../core/duration.js';
+import { formatDuration, parsePositiveDuration } from '../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError, UsageError } from '../../core/errors.js';
 import { downloadJson } from '../job-output.js';
 import type { Context, Runtime } from '../context.js';
@@ -44,7 +44,7 @@ export async function waitForVideo(
       maxMs: Math.max(30_000, limits.intervalMs ?? 0),
       requestTimeoutMs: ctx.settings().timeoutMs,
       onUpdate: (rec, elapsed) => {
-        spinner.update(`${id} ${rec.status} ${formatDuration(elapsed)}`);
+        spinner.update(`${id} ${rec.status}`);
         if (rec.status !== last) {
           last = rec.status;
           journal.update('video', id, rec.status);
@@ -115,7 +115,9 @@ export async function waitAndDownloadVideo(
   });
   if (o.download === undefined) return;
   const { downloadVideo } = await import('./download.js');
-  const r = await downloadVideo(ctx, client, id, { file: o.download, force: false, sha256: o.sha256 });
+  const { outputPath } = await import('../../core/download.js');
+  const file = outputPath(o.download, `${id}.mp4`);
+  const r = await downloadVideo(ctx, client, id, { file, force: false, sha256: o.sha256 });
   if (ctx.globals.json) ctx.out.json({ id, video: final, download: downloadJson(r) });
   else ctx.out.note(`saved ${r.path} (${r.bytes} bytes)`);
 }
@@ -131,7 +133,10 @@ export function waitCommand(rt: Runtime): Command {
       '--timeout <dur>',
       'give up after this long (exit 4, the resume command on stderr); default: no limit',
     )
-    .option('--interval <dur>', 'first polling delay (default 2s; backoff with jitter, capped at 30s)')
+    .option(
+      '--interval <dur>',
+      'first polling delay, more than 0 (default 2s; backoff with jitter, capped at 30s)',
+    )
     .option('--download <file>', 'then save the video to <file> (one id only; atomic, resumes a kept .part)')
     .option('--sha256', 'with --download: also compute the SHA-256 of the file', false)
     .addHelpText(
@@ -161,7 +166,7 @@ Examples:
         ) => {
           const timeoutMs = ctx.waitLimitMs(opts.timeout);
           const intervalMs =
-            opts.interval !== undefined ? parseDuration(opts.interval, 'interval') : undefined;
+            opts.interval !== undefined ? parsePositiveDuration(opts.interval, 'interval') : undefined;
           if (opts.download !== undefined && ids.length > 1) {
             throw new UsageError('download: --download takes one video id (it names one file)', {
               field: 'download',
@@ -169,7 +174,7 @@ Examples:
           }
           if (opts.download !== undefined) {
             const { checkTarget } = await import('../../core/download.js');
-            await checkTarget(opts.download, false);
+            await checkTarget(opts.download, false, { allowDirectory: true });
           }
           const client = await ctx.client();
           const [only] = ids;

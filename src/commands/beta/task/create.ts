@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import {
   BETA_RATIOS,
@@ -39,10 +38,14 @@ interface CreateOptions {
 
 const collect = (v: string, acc: string[] = []): string[] => [...acc, v];
 
-function readBodyFile(path: string): Record<string, unknown> {
+async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const { LOCAL_LIMITS, readLocalFile } = await import('../../../core/local-file.js');
+  const text = (
+    await readLocalFile(path, { flag: 'body', field: 'body', limit: LOCAL_LIMITS.body, signal })
+  ).toString('utf8');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (e) {
     throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
   }
@@ -129,7 +132,7 @@ Examples:
     )
     .action(
       rt.action(async (ctx, prompt: string | undefined, opts: CreateOptions) => {
-        const base = opts.body !== undefined ? readBodyFile(opts.body) : {};
+        const base = opts.body !== undefined ? await readBodyFile(opts.body, ctx.signal) : {};
         let body = buildBetaTaskBody(
           {
             model: opts.model ?? ctx.defaultModel('beta'),
@@ -196,7 +199,9 @@ Examples:
         let download;
         if (opts.download !== undefined) {
           const { downloadTask } = await import('./download.js');
-          download = (await downloadTask(ctx, client, task, { file: opts.download })).video;
+          const { outputPath } = await import('../../../core/download.js');
+          download = (await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) }))
+            .video;
           if (!ctx.globals.json) ctx.out.note(`saved ${download.path}`);
         }
         if (ctx.globals.json)
