@@ -9,7 +9,9 @@ const chat = JSON.stringify({ model: 'chat-3.7-plus', messages: [{ role: 'user',
 describe('simulator capacity model', () => {
   it('serves maxConcurrent, queues up to queue, and answers 429 with Retry-After beyond', async () => {
     const sim = await useSim({
-      capacity: { maxConcurrent: 1, queue: 1, ttftMs: 300, tokensPerSecond: 1000, retryAfter: 3 },
+      // A first token 2 s away keeps the first two in the simulator while the third is sent, however slowly a
+      // loaded machine runs this test (300 ms let the first finish first under load).
+      capacity: { maxConcurrent: 1, queue: 1, ttftMs: 2000, tokensPerSecond: 1000, retryAfter: 3 },
     });
     const send = (): Promise<Response> =>
       fetch(`${sim.baseUrl}/v1/chat/completions`, { method: 'POST', headers, body: chat });
