@@ -4,7 +4,9 @@
  * failed); anything else — a connection lost after the request was written, a timeout waiting for the answer, an
  * answer that could not be read — may have created it: in doubt, never resent silently.
  */
-import { GwError, InterruptedError, TimeoutError, UsageError } from '../core/errors.js';
+import { RequestValidationError } from '../client/errors.js';
+import { isInterrupted, isTimeout, toGwError } from '../core/error-map.js';
+import { UsageError, type GwError } from '../core/errors.js';
 
 /** How a create ended, when it did not succeed. */
 export type SendOutcome =
@@ -56,9 +58,10 @@ function statusOf(e: unknown): number | undefined {
 export function classify(e: unknown): SendOutcome {
   const message = e instanceof Error ? e.message : String(e);
   const status = statusOf(e);
-  const gw = e instanceof GwError ? e : undefined;
+  // The client's errors (GatewayError and its subclasses) as the CLI sees them: code, request id, exit code.
+  const gw = toGwError(e);
   const requestId = gw?.requestId;
-  if (e instanceof UsageError) {
+  if (e instanceof UsageError || e instanceof RequestValidationError) {
     return { kind: 'failed', status: undefined, code: e.code, message, body: null };
   }
   if (status !== undefined && status >= 400 && gw !== undefined && gw.code !== 'response_shape') {
@@ -77,21 +80,20 @@ export function classify(e: unknown): SendOutcome {
       status,
       code: gw.code,
       message,
-      body: (gw as { body?: unknown }).body ?? null,
+      body: (e as { body?: unknown }).body ?? null,
       requestId,
     };
   }
-  if (!(e instanceof TimeoutError) && !(e instanceof InterruptedError)) {
+  if (!isTimeout(e) && !isInterrupted(e)) {
     const c = codes(e);
     if (c.some((x) => CONNECT_CODES.has(x))) {
       return { kind: 'not-sent', code: c.find((x) => CONNECT_CODES.has(x)) ?? 'connect', message };
     }
   }
-  const code =
-    e instanceof TimeoutError
-      ? 'timeout'
-      : e instanceof InterruptedError
-        ? 'interrupted'
-        : (gw?.code ?? codes(e)[0] ?? 'connection_error');
+  const code = isTimeout(e)
+    ? 'timeout'
+    : isInterrupted(e)
+      ? 'interrupted'
+      : (gw?.code ?? codes(e)[0] ?? 'connection_error');
   return { kind: 'doubt', code, message, requestId };
 }

@@ -8,6 +8,7 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import type { DownloadAnswer } from '../core/download.js';
 import { estimateRequest, impliedSpend, type Currency } from '../contract/estimate.js';
 import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
+import { toGwError } from '../core/error-map.js';
 import type { Context } from '../commands/context.js';
 import { classify } from './errors.js';
 import { isProblem, parseLine, readLines, type BatchLine } from './input.js';
@@ -361,7 +362,7 @@ export class Engine {
   }
 
   #setFatal(e: unknown): void {
-    this.#fatal ??= e instanceof GwError ? e : new GwError(e instanceof Error ? e.message : String(e));
+    this.#fatal ??= toGwError(e) ?? new GwError(e instanceof Error ? e.message : String(e));
     this.#stop.abort(this.#fatal);
     this.#cut.abort(this.#fatal);
     this.#pulse.fire();
@@ -608,7 +609,7 @@ export class Engine {
     } catch (e) {
       if (signal.aborted) throw e;
       // The task exists; it could not be followed (its record or file is unreachable): a failed item, with its id.
-      const err = e instanceof GwError ? e : new GwError(e instanceof Error ? e.message : String(e));
+      const err = toGwError(e) ?? new GwError(e instanceof Error ? e.message : String(e));
       await this.#finish(
         id,
         false,
