@@ -42,6 +42,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./batch/index.js'),
   },
   {
+    name: 'load',
+    summary: 'latency and throughput under load: sweeps, SLOs, merge, compare',
+    load: () => import('./load.js'),
+  },
+  {
     name: 'history',
     summary: 'tasks and assets this machine created (the journal)',
     load: () => import('./history.js'),

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Capacity, CAPACITY_ROUTES } from './capacity.js';
 import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
-import { INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { BodyTooLargeError, INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { MAX_BODY_BYTES, keepRequestLogBounded } from './limits.js';
 import { Router } from './router.js';
 
 /** One request as the simulator received it (tests assert on this log: e.g. "nothing was sent"). */
@@ -51,6 +54,8 @@ export class Sim {
   readonly cdn: Cdn;
   readonly random: () => number;
   readonly now: () => number;
+  /** The capacity model of the text routes, when configured (`GET /sim/capacity` shows its counters). */
+  readonly capacity: Capacity | undefined;
   readonly #stores = new Map<string, unknown>();
   readonly #faultHits = new Map<FaultRule, number>();
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
@@ -64,6 +69,17 @@ export class Sim {
     this.random = rng(config.seed);
     this.cdn = new Cdn(now);
     this.cdn.faults = () => this.faultsFor('GET /cdn');
+    this.capacity = config.capacity ? new Capacity(config.capacity, config.seed) : undefined;
+    const capacity = this.capacity;
+    if (capacity)
+      this.router.add(
+        'GET',
+        '/sim/capacity',
+        (req, reply) => reply.json(200, capacity.stats(Number(req.query.get('since') ?? 0) || 0)),
+        {
+          auth: false,
+        },
+      );
   }
 
   /** A family's state, created on first use. */
@@ -83,11 +99,12 @@ export class Sim {
     this.#faultHits.clear();
   }
 
-  /** The faults that apply to one request of `route` (consumes `times`). */
-  faultsFor(route: string): FaultRule[] {
+  /** The faults that apply to one request of `route` (consumes `times`); `model`: the model the body names. */
+  faultsFor(route: string, model?: string): FaultRule[] {
     const out: FaultRule[] = [];
     for (const f of this.config.faults) {
       if (f.route !== '*' && f.route !== route) continue;
+      if (f.model !== undefined && f.model !== model) continue;
       const hits = this.#faultHits.get(f) ?? 0;
       if (f.times !== undefined && hits >= f.times) continue;
       if (f.probability !== undefined && this.random() >= f.probability) continue;
@@ -135,9 +152,23 @@ export class Sim {
 
   /** Handles one HTTP request. */
   async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const arrived = performance.now();
     const url = new URL(req.url ?? '/', 'http://sim');
     const method = req.method ?? 'GET';
-    const raw = await readBody(req);
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, MAX_BODY_BYTES);
+    } catch (e) {
+      if (!(e instanceof BodyTooLargeError)) throw e;
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+      res.end(
+        JSON.stringify({
+          error: { message: e.message, type: 'invalid_request_error', code: 'body_too_large' },
+        }),
+      );
+      req.destroy();
+      return;
+    }
     let body: unknown;
     if (raw.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
       try {
@@ -156,13 +187,17 @@ export class Sim {
       requestId,
     };
     this.requests.push(logged);
+    keepRequestLogBounded(this.requests);
     res.on('finish', () => (logged.status = res.statusCode));
 
     const m = this.router.match(method, url.pathname);
     const auth = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
     const token = this.config.tokens[auth];
     const routeKey = 'route' in m ? `${m.route.method} ${m.route.pattern}` : `${method} ${url.pathname}`;
-    const faults = this.faultsFor(routeKey);
+    const b = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+    const named =
+      typeof b.model === 'string' ? b.model : typeof b.model_name === 'string' ? b.model_name : '';
+    const faults = this.faultsFor(routeKey, named);
     const simReq: SimRequest = {
       method,
       path: url.pathname,
@@ -177,6 +212,7 @@ export class Sim {
       canSee: (model) => token !== undefined && (token.models === '*' || token.models.includes(model)),
       hasOpened: (service) => token?.notOpened?.includes(service) !== true,
       requestId,
+      extraKind: (model) => this.config.extraModels?.[model],
     };
     const reply = new SimReply(simReq, res, faults, this.config.timings.streamDelayMs);
 
@@ -263,12 +299,51 @@ export class Sim {
         return;
       }
     }
+    if (named !== '' && this.config.misconfiguredModels?.includes(named) === true && m.route.auth) {
+      // Listed, but the channel that should serve it is missing: the gateway cannot route it.
+      reply.error(404, 'model_not_found', `The model \`${named}\` has no available channel`, shape, {
+        param: 'model',
+      });
+      return;
+    }
     if (body === INVALID_JSON && method !== 'GET') {
       reply.error(400, 'invalid_request', 'body is not valid JSON', shape);
       return;
     }
+    if (this.capacity && CAPACITY_ROUTES.has(routeKey)) {
+      if (!(await this.capacity.admit(reply, res, shape, arrived))) return;
+    }
     await m.route.handler(simReq, reply, signal);
   }
+}
+
+/** Why the simulator could not listen: the port is taken, or the host is no address of this machine. */
+export class SimListenError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'address_in_use' | 'bad_host' | 'other',
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(message);
+  }
+}
+
+function listenError(e: unknown, host: string, port: number, what: string): SimListenError {
+  const code = (e as { code?: unknown }).code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return new SimListenError(`the ${what} port ${where} is already in use`, 'address_in_use', host, port);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
+    return new SimListenError(
+      `cannot listen on ${host}: not an address of this machine`,
+      'bad_host',
+      host,
+      port,
+    );
+  }
+  return new SimListenError(`cannot listen on ${where}: ${(e as Error).message}`, 'other', host, port);
 }
 
 /**
@@ -279,7 +354,9 @@ export async function startSim(options: StartSimOptions = {}): Promise<SimHandle
   const { now, routes, ...input } = options;
   const config = resolveSimConfig(input);
   const sim = new Sim(config, now);
-  await sim.cdn.listen(config.host, config.cdnPort);
+  await sim.cdn.listen(config.host, config.cdnPort).catch((e: unknown) => {
+    throw listenError(e, config.host, config.cdnPort, 'CDN origin');
+  });
   if (routes) routes(sim);
   else (await import('./routes/index.js')).registerAllRoutes(sim);
   const ac = new AbortController();
@@ -296,10 +373,16 @@ export async function startSim(options: StartSimOptions = {}): Promise<SimHandle
     });
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+  } catch (e) {
+    // Nothing may stay listening when the start fails, or the process would never exit.
+    await sim.cdn.close();
+    throw listenError(e, config.host, config.port, 'gateway');
+  }
   const a = server.address() as AddressInfo;
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${a.port}`;
   return {
