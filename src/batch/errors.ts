@@ -4,9 +4,7 @@
  * failed); anything else — a connection lost after the request was written, a timeout waiting for the answer, an
  * answer that could not be read — may have created it: in doubt, never resent silently.
  */
-import { RequestValidationError } from '../client/errors.js';
-import { isInterrupted, isTimeout, toGwError } from '../core/error-map.js';
-import { UsageError, type GwError } from '../core/errors.js';
+import { GwError, InterruptedError, TimeoutError, UsageError } from '../core/errors.js';
 
 /** How a create ended, when it did not succeed. */
 export type SendOutcome =
@@ -20,7 +18,7 @@ export type SendOutcome =
       body: unknown;
       requestId?: string | undefined;
     }
-  | { kind: 'auth'; error: GwError }
+  | { kind: 'auth'; error: Error }
   | { kind: 'doubt'; code: string; message: string; requestId?: string | undefined };
 
 /** undici (and Node's net) codes of a connection that was never established: no byte of the request left. */
@@ -28,6 +26,8 @@ const CONNECT_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NONAME',
   'EHOSTUNREACH',
   'ENETUNREACH',
   'EADDRNOTAVAIL',
@@ -35,7 +35,10 @@ const CONNECT_CODES = new Set([
   'UND_ERR_CONNECT',
 ]);
 
-/** The first `code` found along an error's cause chain. */
+/** The client's own names for failures before any request byte could leave (refused, DNS, TLS, proxy tunnel). */
+const NOT_SENT_FAILURES = new Set(['connection_refused', 'dns_failed', 'tls_failed', 'proxy_failed']);
+
+/** Every `code` found along an error's cause chain. */
 function codes(e: unknown): string[] {
   const out: string[] = [];
   let cur: unknown = e;
@@ -49,51 +52,46 @@ function codes(e: unknown): string[] {
   return out;
 }
 
-function statusOf(e: unknown): number | undefined {
-  const s = (e as { status?: unknown }).status;
-  return typeof s === 'number' ? s : undefined;
+function field<T>(e: unknown, name: string, type: 'number' | 'string'): T | undefined {
+  const v = (e as Record<string, unknown> | null)?.[name];
+  return typeof v === type ? (v as T) : undefined;
 }
 
-/** Classifies a create's failure. */
+/** Classifies a create's failure (gw's own errors and the client's, by their fields, not their classes). */
 export function classify(e: unknown): SendOutcome {
   const message = e instanceof Error ? e.message : String(e);
-  const status = statusOf(e);
-  // The client's errors (GatewayError and its subclasses) as the CLI sees them: code, request id, exit code.
-  const gw = toGwError(e);
-  const requestId = gw?.requestId;
-  if (e instanceof UsageError || e instanceof RequestValidationError) {
-    return { kind: 'failed', status: undefined, code: e.code, message, body: null };
+  const status = field<number>(e, 'status', 'number');
+  const code = field<string>(e, 'code', 'string');
+  const requestId = field<string>(e, 'requestId', 'string');
+  if (e instanceof UsageError || (status === undefined && code === 'invalid_input')) {
+    return { kind: 'failed', status: undefined, code: code ?? 'invalid_input', message, body: null };
   }
-  if (status !== undefined && status >= 400 && gw !== undefined && gw.code !== 'response_shape') {
+  if (status !== undefined && status >= 400 && code !== 'response_shape') {
     if (status === 429) {
-      const ra = (e as { retryAfterMs?: unknown }).retryAfterMs;
       return {
         kind: 'rate-limited',
-        retryAfterMs: typeof ra === 'number' ? ra : undefined,
-        code: gw.code,
+        retryAfterMs: field<number>(e, 'retryAfterMs', 'number'),
+        code: code ?? 'rate_limited',
         message,
       };
     }
-    if (status === 401 || status === 403) return { kind: 'auth', error: gw };
-    return {
-      kind: 'failed',
-      status,
-      code: gw.code,
-      message,
-      body: (e as { body?: unknown }).body ?? null,
-      requestId,
-    };
-  }
-  if (!isTimeout(e) && !isInterrupted(e)) {
-    const c = codes(e);
-    if (c.some((x) => CONNECT_CODES.has(x))) {
-      return { kind: 'not-sent', code: c.find((x) => CONNECT_CODES.has(x)) ?? 'connect', message };
+    if (status === 401 || status === 403) {
+      return { kind: 'auth', error: e instanceof Error ? e : new GwError(message) };
     }
+    const body = (e as { body?: unknown }).body;
+    return { kind: 'failed', status, code: code ?? `http_${status}`, message, body: body ?? null, requestId };
   }
-  const code = isTimeout(e)
-    ? 'timeout'
-    : isInterrupted(e)
-      ? 'interrupted'
-      : (gw?.code ?? codes(e)[0] ?? 'connection_error');
-  return { kind: 'doubt', code, message, requestId };
+  const interrupted = e instanceof InterruptedError || code === 'interrupted';
+  if (!interrupted && !(e instanceof TimeoutError)) {
+    if (code !== undefined && NOT_SENT_FAILURES.has(code)) return { kind: 'not-sent', code, message };
+    const c = codes(e);
+    const connect = c.find((x) => CONNECT_CODES.has(x));
+    if (connect !== undefined) return { kind: 'not-sent', code: connect, message };
+  }
+  return {
+    kind: 'doubt',
+    code: interrupted ? 'interrupted' : (code ?? codes(e)[0] ?? 'connection_error'),
+    message,
+    requestId,
+  };
 }

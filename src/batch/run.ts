@@ -8,7 +8,6 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import type { DownloadAnswer } from '../core/download.js';
 import { estimateRequest, impliedSpend, type Currency } from '../contract/estimate.js';
 import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
-import { toGwError } from '../core/error-map.js';
 import type { Context } from '../commands/context.js';
 import { classify } from './errors.js';
 import { isProblem, parseLine, readLines, type BatchLine } from './input.js';
@@ -135,7 +134,7 @@ export class Engine {
   readonly #spent = new Map<Currency, number>();
   #reason: RunResult['reason'] = 'complete';
   #budgetNote: string | undefined;
-  #fatal: GwError | undefined;
+  #fatal: Error | undefined;
   #followers = new Set<Promise<void>>();
 
   constructor(
@@ -362,7 +361,7 @@ export class Engine {
   }
 
   #setFatal(e: unknown): void {
-    this.#fatal ??= toGwError(e) ?? new GwError(e instanceof Error ? e.message : String(e));
+    this.#fatal ??= e instanceof Error ? e : new GwError(String(e));
     this.#stop.abort(this.#fatal);
     this.#cut.abort(this.#fatal);
     this.#pulse.fire();
@@ -408,7 +407,7 @@ export class Engine {
         return { waitMs: 1000, code: out.code, message: out.message };
       }
       if (out.kind === 'auth') {
-        const r = { e: 'unsent' as const, id, at: Date.now(), code: out.error.code };
+        const r = { e: 'unsent' as const, id, at: Date.now(), code: 'auth' };
         this.state.apply(r);
         await this.writer.append(r);
         this.#setFatal(out.error);
@@ -609,13 +608,12 @@ export class Engine {
     } catch (e) {
       if (signal.aborted) throw e;
       // The task exists; it could not be followed (its record or file is unreachable): a failed item, with its id.
-      const err = toGwError(e) ?? new GwError(e instanceof Error ? e.message : String(e));
-      await this.#finish(
-        id,
-        false,
-        { code: err.code },
-        outputLine(id, resp, { code: err.code, message: err.message }, { task: { id: task } }),
-      );
+      const code = (e as { code?: unknown }).code;
+      const err = {
+        code: typeof code === 'string' ? code : 'error',
+        message: e instanceof Error ? e.message : String(e),
+      };
+      await this.#finish(id, false, { code: err.code }, outputLine(id, resp, err, { task: { id: task } }));
     }
   }
 

@@ -4,7 +4,12 @@ import { parseLine, isProblem } from '../../src/batch/input.js';
 import { Limits } from '../../src/batch/limits.js';
 import { outputId } from '../../src/batch/output.js';
 import { parseShard, shardOf } from '../../src/batch/shard.js';
-import { ConnectionError, GatewayError } from '../../src/client/errors.js';
+import {
+  ConnectionError,
+  GatewayError,
+  RateLimitError,
+  TimeoutError as ClientTimeoutError,
+} from '../../src/client/errors.js';
 import { estimateRequest, impliedSpend, parseBudget } from '../../src/contract/estimate.js';
 import { TimeoutError, UsageError } from '../../src/core/errors.js';
 
@@ -124,6 +129,14 @@ describe('batch send outcomes', () => {
     });
     expect(classify(closed).kind).toBe('doubt');
     expect(classify(new TimeoutError('no answer')).kind).toBe('doubt');
+    expect(classify(new ClientTimeoutError('no answer within 60s')).kind).toBe('doubt');
+    expect(classify(new ConnectionError('refused', { code: 'connection_refused' })).kind).toBe('not-sent');
+    expect(classify(new ConnectionError('closed', { code: 'connection_error' })).kind).toBe('doubt');
+    expect(
+      classify(
+        new RateLimitError({ status: 429, code: 'rate_limit_exceeded', message: 'x', retryAfterMs: 20 }),
+      ),
+    ).toMatchObject({ kind: 'rate-limited', retryAfterMs: 20 });
     const bad = new GatewayError({ status: 400, code: 'invalid_duration', message: 'seconds' });
     expect(classify(bad)).toMatchObject({ kind: 'failed', status: 400, code: 'invalid_duration' });
     expect(classify(new GatewayError({ status: 401, code: 'invalid_api_key', message: 'x' })).kind).toBe(
