@@ -55,7 +55,11 @@ counts only successes meeting every latency threshold of --slo.
 SLO terms: <metric>[.<stat>]<op><value>, joined by commas. Metrics ttft, e2e, itl, tpot (stats p50 p90 p95 p99
 p999 max mean; durations like 800ms or 2s), errors (percent), rps, goodput, tps (per second). With --sweep the
 report names the heaviest step meeting the SLO and exits 1 only when no step does. --stop-on takes the same terms
-(checked live once 20 requests finished) and 'saturation' (throughput stops rising while latency climbs).
+(checked live once 20 requests finished) and 'saturation': between sweep steps, throughput rose < 5 % while median
+latency rose > 20 %; in one closed-loop run, from the per-second timeline, the successes per second of the last 3
+whole seconds rose < 5 % over the 3 before while their mean latency rose > 20 % (judged every 250 ms from the 6th
+second on, once the earlier 3 s hold 10 successes); in open loop, completions stay under 80 % of the rate for 3 s
+while more requests are in flight than the rate.
 
 Video (--api video): a closed loop of video tasks (--concurrency, default 2; --requests, default 4, or
 --duration). Each item: a create with the cheapest settings not overridden (the model's minimum --seconds, 720p),
