@@ -73,9 +73,9 @@ JSON report (--json), one document:
    "summary": {"passed": 6, "failed": 0, "warned": 0, "skipped": 0}}
   ttftMs only for streams; error only for failures; data holds extras (video: videoId, listPrice, state).
 
-Checks: models, chat, chat-stream, responses, messages, video (common.md §4 rule 5);
-  --extended adds model-not-found, invalid-duration, invalid-resolution (each also checks the common.md
-  §2.4 error body: message ending with "(request id)", error.request_id equal to the header) and embeddings.
+Checks: models, chat, chat-stream, responses, messages, video;
+  --extended adds model-not-found, invalid-duration, invalid-resolution (each also checks the
+  error body: message ending with "(request id)", error.request_id equal to the header) and embeddings.
 Exit: 0 every check that ran passed (warnings allowed) · 1 a check failed · 2 bad flags · 3 no base URL/token, 401
 
 Every model (--all-models): GET /v1/models, then each listed model gets the cheapest request of its kind

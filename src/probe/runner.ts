@@ -256,7 +256,7 @@ export function finalize(
   const missing = answered.find((x) => x.requestId === undefined);
   if (missing !== undefined && rec.status !== 'skip') {
     rec.status = 'fail';
-    rec.detail = `${missing.method} ${missing.path.replace(/\?.*$/, '')} answered ${missing.status} without an X-Gateway-Request-Id header (common.md §1)`;
+    rec.detail = `${missing.method} ${missing.path.replace(/\?.*$/, '')} answered ${missing.status} without an X-Gateway-Request-Id header`;
     return rec;
   }
   if (rec.status === 'pass' && isBurst(outcome.stream)) {
