@@ -9,7 +9,7 @@ export default function loadCommand(rt: Runtime): Command {
   const cmd = new Command('load')
     .description('latency and throughput of the gateway under load (closed or open loop, sweeps, SLOs)')
     .option('-m, --model <model>', 'model to load (see `gw models`)')
-    .option('--api <api>', 'chat | responses | messages | embeddings (default chat); video: not measured yet')
+    .option('--api <api>', 'chat | responses | messages | embeddings (default chat) | video (needs --budget)')
     .option('--mix <spec>', 'several apis by weight: chat=3,messages=1,embeddings@text-embedding-v4=1')
     .option('--stream', 'stream answers (default; needed for time to first token)')
     .option('--no-stream', 'ask for whole answers')
@@ -26,6 +26,13 @@ export default function loadCommand(rt: Runtime): Command {
     .option('--slo <expr>', "pass mark, e.g. 'ttft.p95<800ms,e2e.p99<10s,errors<1%' (exit 1 when missed)")
     .option('--stop-on <expr>', "end the run or sweep early, e.g. 'errors>5%' or saturation")
     .option('--budget <amount>', 'spending limit, e.g. 10USD (repeatable; --api video)', collect)
+    .option('--seconds <n>', "--api video: length of each video (default: the model's minimum)")
+    .option('--resolution <res>', '--api video: 720p (default) or 1080p')
+    .option(
+      '--poll-interval <dur>',
+      '--api video: fixed poll interval, the queue wait resolution (default 500ms)',
+    )
+    .option('--video-timeout <dur>', '--api video: give up on a task after this long (default 30m)')
     .option('--out <file.json>', 'write the report (JSON, with histograms) to a file')
     .option('--csv <file>', 'write one CSV row per request (timings, status, error code, request id)')
     .option('--baseline <file.json>', 'compare with an earlier report; exit 1 on a regression')
@@ -48,7 +55,21 @@ counts only successes meeting every latency threshold of --slo.
 SLO terms: <metric>[.<stat>]<op><value>, joined by commas. Metrics ttft, e2e, itl, tpot (stats p50 p90 p95 p99
 p999 max mean; durations like 800ms or 2s), errors (percent), rps, goodput, tps (per second). With --sweep the
 report names the heaviest step meeting the SLO and exits 1 only when no step does. --stop-on takes the same terms
-(checked live once 20 requests finished) and 'saturation' (throughput stops rising while latency climbs).
+(checked live once 20 requests finished) and 'saturation': between sweep steps, throughput rose < 5 % while median
+latency rose > 20 %; in one closed-loop run, from the per-second timeline, the successes per second of the last 3
+whole seconds rose < 5 % over the 3 before while their mean latency rose > 20 % (judged every 250 ms from the 6th
+second on, once the earlier 3 s hold 10 successes); in open loop, completions stay under 80 % of the rate for 3 s
+while more requests are in flight than the rate.
+
+Video (--api video): a closed loop of video tasks (--concurrency, default 2; --requests, default 4, or
+--duration). Each item: a create with the cheapest settings not overridden (the model's minimum --seconds, 720p),
+journaled before it is polled (gw history lists it), polled every --poll-interval until a terminal state, then its
+result streamed and discarded (the bytes are counted, nothing is written to disk). Measured: create latency (until
+the create answered), queue wait (until a poll first saw the task leave queued; known to within the poll
+interval), time to completion, download time and throughput. failed/cancelled tasks, timeouts and failed
+downloads are errors. --budget (e.g. 10CNY) is required: no create is sent once the list price of the videos
+created so far plus one would pass it; the report shows the estimated spend. Not with --rate, --sweep, --mix,
+--slo, --stop-on, --csv, --baseline, --warmup.
 
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
@@ -82,6 +103,13 @@ Examples:
     .command('merge')
     .description('exact merge of reports of the same test run from several machines')
     .argument('<run.json...>', 'reports written by gw load --out')
+    .option('--seconds <n>', "--api video: length of each video (default: the model's minimum)")
+    .option('--resolution <res>', '--api video: 720p (default) or 1080p')
+    .option(
+      '--poll-interval <dur>',
+      '--api video: fixed poll interval, the queue wait resolution (default 500ms)',
+    )
+    .option('--video-timeout <dur>', '--api video: give up on a task after this long (default 30m)')
     .option('--out <file.json>', 'write the merged report to a file')
     .addHelpText(
       'after',

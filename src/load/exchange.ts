@@ -17,7 +17,8 @@ import type { Prepared, TextApi } from './workload.js';
 
 /** What one request produced (times in ms). */
 export interface Outcome {
-  api: TextApi;
+  /** `video`: an item of `gw load --api video` (see video.ts). */
+  api: TextApi | 'video';
   stream: boolean;
   ok: boolean;
   /** HTTP status (0 when no answer came). */

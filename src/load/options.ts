@@ -38,6 +38,11 @@ export interface LoadFlags {
   baseline?: string;
   tolerance?: string;
   seed?: string;
+  /** --api video only. */
+  seconds?: string;
+  resolution?: string;
+  pollInterval?: string;
+  videoTimeout?: string;
 }
 
 /** A checked load specification. */
@@ -172,6 +177,14 @@ export function parseLoadFlags(f: LoadFlags): LoadSpec {
   const stopOn = f.stopOn !== undefined ? parseExpr(f.stopOn, '--stop-on') : undefined;
   if (f.budget !== undefined && f.budget.length > 0)
     usage('--budget', 'applies to --api video only (text requests are not priced in advance)');
+  for (const [flag, v] of [
+    ['--seconds', f.seconds],
+    ['--resolution', f.resolution],
+    ['--poll-interval', f.pollInterval],
+    ['--video-timeout', f.videoTimeout],
+  ] as const) {
+    if (v !== undefined) usage(flag, 'applies to --api video only');
+  }
   const tolerance = parseTolerance(f.tolerance);
   if (f.tolerance !== undefined && f.baseline === undefined) usage('--tolerance', 'needs --baseline');
   const seed = int('--seed', f.seed, 0, 2 ** 31 - 1) ?? 1;

@@ -1,6 +1,6 @@
 /** Builds the step reports of the JSON document from recorders, reads them back, and renders the final table. */
 import type { Expr } from './expr.js';
-import { LatencyHistogram } from './histogram.js';
+import { LatencyHistogram, type Summary } from './histogram.js';
 import { METRICS, type Metric, type Recorder } from './recorder.js';
 import type { RunReport, StepReport } from './schema.js';
 import { check, type StepFigures } from './slo.js';
@@ -122,6 +122,20 @@ export function tableRows(report: RunReport): { head: string[]; rows: Array<Arra
     }
     if (first)
       rows.push([...(multi ? [`${label}${knee}`] : []), 'end to end (ok)', 0, '-', '-', '-', '-', '-']);
+    const v = st.video;
+    if (v !== undefined) {
+      const videoRows: Array<[string, Summary, (x: number) => string]> = [
+        ['video create', v.latency_ms.create, ms],
+        ['queue wait', v.latency_ms.queue_wait, ms],
+        ['time to completion', v.latency_ms.completion, ms],
+        ['download', v.latency_ms.download, ms],
+        ['download MB/s', v.download_mb_per_s, (x) => x.toFixed(2)],
+      ];
+      for (const [name, s, f] of videoRows) {
+        if (s.count === 0) continue;
+        rows.push([...(multi ? [''] : []), name, s.count, f(s.p50), f(s.p90), f(s.p95), f(s.p99), f(s.max)]);
+      }
+    }
   });
   return { head, rows };
 }
@@ -143,6 +157,17 @@ export function stepLines(st: StepReport): Array<[string, string]> {
     ],
     ['goodput', `${st.goodput_per_s.toFixed(2)} req/s (${st.good} requests met every latency threshold)`],
   ];
+  if (st.video !== undefined) {
+    const v = st.video;
+    out.push([
+      'videos',
+      `${v.created} created (${v.seconds}s ${v.resolution} ${v.model}), ${v.completed} completed, ${v.failed} failed, ${v.cancelled} cancelled; ${(v.download_bytes / 1e6).toFixed(1)} MB downloaded and discarded`,
+    ]);
+    out.push([
+      'spend',
+      `${v.spend.currency} ${v.spend.estimated.toFixed(2)} estimated at list price (${v.spend.currency} ${v.spend.unit_price.toFixed(2)} each; budget ${v.spend.budget}${v.spend.stopped_by_budget ? ', reached' : ''})`,
+    ]);
+  }
   if (st.usage_missing > 0) out.push(['usage missing', `${st.usage_missing} answers reported no usage`]);
   if (st.mode === 'open') {
     out.push([

@@ -9,6 +9,7 @@ import { gaps, type Arrival } from './arrivals.js';
 import { exchange, Flight, type Outcome, type Target } from './exchange.js';
 import type { Expr, Term } from './expr.js';
 import { Recorder } from './recorder.js';
+import { SaturationWatch } from './saturation.js';
 import { firstHolding, type StepFigures } from './slo.js';
 import type { Prepared } from './workload.js';
 
@@ -79,8 +80,11 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
     stop(reason);
     stepAbort.abort();
   };
+  const watch = plan.mode === 'closed' && ctx.stopOn?.saturation === true ? new SaturationWatch() : undefined;
   const onDone = (o: Outcome): void => {
     rec.inFlight--;
+    if (watch !== undefined && o.ok && o.cancelled !== true)
+      watch.add(performance.now() - rec.startedAt, o.e2eMs);
     rec.add(o);
     if (o.cancelled !== true) ctx.onOutcome?.(o);
     if ((o.status === 401 || o.status === 403) && stopped === undefined) {
@@ -107,6 +111,9 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
         if (recent.length > 12) recent.shift();
         const avg = recent.reduce((a, b) => a + b, 0) / recent.length;
         if (recent.length >= 12 && avg < 0.8 * plan.rate && rec.inFlight > plan.rate) abortNow('saturation');
+      } else if (watch?.saturated(now - rec.startedAt) === true) {
+        // Closed loop: throughput stopped rising while latency climbed (saturation.ts).
+        abortNow('saturation');
       }
     }
     lastDone = rec.done;

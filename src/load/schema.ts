@@ -49,6 +49,41 @@ export interface StepReport {
   /** Completions per second of the step (by completion time). */
   timeline: Second[];
   slo?: { pass: boolean; checks: SloCheck[] };
+  /** `--api video` only: the figures of the video tasks (requests/ok/errors above count the tasks). */
+  video?: VideoFigures;
+}
+
+/** The video figures of a step of `gw load --api video`. */
+export interface VideoFigures {
+  model: string;
+  seconds: number;
+  resolution: string;
+  /** Tasks the gateway accepted (each journaled before it was polled). */
+  created: number;
+  /** Tasks that ended completed/success and whose result downloaded. */
+  completed: number;
+  failed: number;
+  cancelled: number;
+  /** Terminal states seen, by name. */
+  states: Record<string, number>;
+  /** The ids of the created tasks. */
+  ids: string[];
+  download_bytes: number;
+  /** Estimated spend at list price of the created tasks (plus creates left in doubt). */
+  spend: {
+    currency: string;
+    estimated: number;
+    unit_price: number;
+    budget: number;
+    stopped_by_budget: boolean;
+  };
+  /** The queue wait is known to within this interval. */
+  poll_interval_ms: number;
+  latency_ms: Record<'create' | 'queue_wait' | 'completion' | 'download', Summary>;
+  /** Download throughput per item, in MB/s (10^6 bytes). */
+  download_mb_per_s: Summary;
+  /** HdrHistogram compressed base64: durations in µs; download_mbps in kB/s. */
+  histograms: Record<'create' | 'queue_wait' | 'completion' | 'download' | 'download_mbps', string>;
 }
 
 /** A sweep's curve. */

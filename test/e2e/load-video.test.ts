@@ -1,0 +1,122 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { videoListPrice } from '../../src/contract/video.js';
+import type { RunReport } from '../../src/load/schema.js';
+import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { useSim } from '../helpers/sim.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'gw-load-video-'));
+  dirs.push(d);
+  return d;
+}
+
+const MODEL = 'clip-1.1-t2v';
+/** The list price of the cheapest settings (the model's minimum 3 s at 720p). */
+const PRICE = videoListPrice(MODEL, 3, '720p')?.amount as number;
+const V = ['load', '--api', 'video', '-m', MODEL, '--poll-interval', '50ms'];
+
+async function load(args: string[], env: Record<string, string>, home = isolatedDirs()) {
+  const r = await spawnGw([...V, '--json', ...args], { env: { ...home, ...env } });
+  let report: RunReport | undefined;
+  try {
+    report = JSON.parse(r.stdout) as RunReport;
+  } catch {
+    report = undefined;
+  }
+  return { ...r, report, home };
+}
+
+const posts = (requests: Array<{ method: string; path: string }>): number =>
+  requests.filter((q) => q.method === 'POST' && q.path === '/v1/videos').length;
+
+describe('gw load --api video against the simulator', () => {
+  it('measures create, queue wait, completion and download of each video, journaled, within the budget', async () => {
+    const sim = await useSim({ timings: { videoQueuedMs: 300, videoRunningMs: 200 }, videoBytes: 2_000_000 });
+    const r = await load(['--concurrency', '2', '--requests', '4', '--budget', '100CNY'], sim.env);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const st = r.report?.steps[0];
+    const v = st?.video;
+    expect(st?.requests).toBe(4);
+    expect(st?.ok).toBe(4);
+    expect(v?.created).toBe(4);
+    expect(v?.completed).toBe(4);
+    expect(posts(sim.requests)).toBe(4);
+    for (const m of ['create', 'queue_wait', 'completion', 'download'] as const) {
+      expect(v?.latency_ms[m].count, m).toBe(4);
+      expect(v?.histograms[m], m).not.toBe('');
+    }
+    // A task cannot leave `queued` before the simulator's 300 ms, nor end before 300 + 200 ms.
+    expect(v?.latency_ms.queue_wait.p50).toBeGreaterThanOrEqual(300);
+    expect(v?.latency_ms.completion.p50).toBeGreaterThanOrEqual(500);
+    expect(v?.latency_ms.completion.p50).toBeGreaterThan(v?.latency_ms.queue_wait.p50 ?? Infinity);
+    expect(v?.download_bytes).toBe(8_000_000);
+    expect(v?.download_mb_per_s.count).toBe(4);
+    expect(v?.download_mb_per_s.p50).toBeGreaterThan(0);
+    expect(v?.spend.estimated).toBeCloseTo(4 * PRICE, 2);
+    expect(v?.spend.stopped_by_budget).toBe(false);
+    // Every created id is in the journal (gw history lists it).
+    const journal = readFileSync(join(r.home.GW_STATE_DIR, 'journal.jsonl'), 'utf8');
+    for (const id of v?.ids ?? []) expect(journal).toContain(id);
+    expect(v?.ids).toHaveLength(4);
+  });
+
+  it('stops creating before the estimated spend would pass --budget and prints the spend', async () => {
+    const sim = await useSim({});
+    const budget = (2.5 * PRICE).toFixed(2);
+    const r = await load(['--concurrency', '1', '--requests', '5', '--budget', `${budget}CNY`], sim.env);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(posts(sim.requests)).toBe(2);
+    const v = r.report?.steps[0]?.video;
+    expect(v?.created).toBe(2);
+    expect(v?.spend.estimated).toBeCloseTo(2 * PRICE, 2);
+    expect(v?.spend.stopped_by_budget).toBe(true);
+    expect(r.report?.stopped).toBe('budget');
+    // The human report names the spend.
+    const human = await spawnGw([...V, '--requests', '5', '--budget', `${budget}CNY`], {
+      env: { ...isolatedDirs(), ...sim.env },
+    });
+    expect(human.stdout).toMatch(new RegExp(`spend:\\s+CNY ${(2 * PRICE).toFixed(2)} estimated`));
+    expect(human.stdout).toMatch(/queue wait/);
+  });
+
+  it('counts failed and cancelled tasks as failures', async () => {
+    const sim = await useSim({});
+    const prompts = join(tempDir(), 'p.jsonl');
+    writeFileSync(prompts, '"a calm sea"\n"a storm [sim:fail]"\n"a lake [sim:cancel]"\n"a river"\n');
+    const r = await load(
+      ['--concurrency', '1', '--requests', '4', '--budget', '100CNY', '--prompts', prompts],
+      sim.env,
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const st = r.report?.steps[0];
+    expect(st?.requests).toBe(4);
+    expect(st?.ok).toBe(2);
+    expect(st?.errors).toBe(2);
+    expect(st?.errors_by_code).toEqual({ video_failed: 1, video_cancelled: 1 });
+    expect(st?.video?.failed).toBe(1);
+    expect(st?.video?.cancelled).toBe(1);
+    expect(st?.video?.created).toBe(4);
+  });
+
+  it('refuses without a usable budget, naming the flag, and sends nothing', async () => {
+    const sim = await useSim({});
+    for (const args of [
+      [],
+      ['--budget', '10USD'],
+      ['--budget', '0.01CNY'],
+      ['--budget', '5CNY', '--rate', '2'],
+    ]) {
+      const r = await load(['--requests', '1', ...args], sim.env);
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/--budget|--rate/);
+    }
+    expect(posts(sim.requests)).toBe(0);
+  });
+});
