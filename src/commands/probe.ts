@@ -18,6 +18,7 @@ interface ProbeOptions {
   only?: string[];
   extended?: boolean;
   junit?: string;
+  html?: string;
   videoTimeout: string;
   sim?: boolean;
 }
@@ -44,7 +45,7 @@ Examples:
 
 /** `gw probe`: the acceptance checklist of common.md §4 rule 5 (CLI.md "gw probe"). */
 export default function probeCommand(rt: Runtime): Command {
-  return new Command('probe')
+  const command: Command = new Command('probe')
     .description('run the acceptance checklist against the gateway (or an in-process simulator with --sim)')
     .option('--model <name>', 'a planned model the model list must contain (repeatable)', collect)
     .option('--chat-model <m>', 'model of the chat, chat-stream and responses checks')
@@ -54,6 +55,7 @@ export default function probeCommand(rt: Runtime): Command {
     .option('--only <check>', 'run only these checks (repeatable)', collect)
     .option('--extended', 'add the contract checks that cost nothing (see below)')
     .option('--junit <file>', 'also write a JUnit XML report')
+    .option('--html <file>', 'also write a self-contained HTML report (charts; opens offline)')
     .addOption(new Option('--video-timeout <dur>', 'limit for the video to end').default('10m'))
     .option('--sim', 'probe a simulator started in-process (no gateway or token needed)')
     .addHelpText('after', JSON_HELP)
@@ -80,6 +82,10 @@ export default function probeCommand(rt: Runtime): Command {
           ctx.settings().profile.probe,
           selection.run,
         );
+
+        // The report's path is checked before any request (a missing directory is exit 2).
+        const html = opts.html !== undefined ? await import('../report/index.js') : undefined;
+        html?.checkReportPath(opts.html as string);
 
         const sim = simCode ? await (await simCode).start() : undefined;
         try {
@@ -121,6 +127,10 @@ export default function probeCommand(rt: Runtime): Command {
 
           const render = async () => report ?? import('../probe/report.js');
           if (opts.junit !== undefined) await (await render()).writeJUnit(opts.junit, result);
+          if (html && opts.html !== undefined) {
+            const doc = html.probeHtml(result, html.reportMeta(command, result.gateway));
+            await html.writeHtml(opts.html, doc, ctx.redactor);
+          }
           if (ctx.globals.json) ctx.out.json(result);
           else await (await render()).printTable(ctx.out, result);
           return runner.exitCodeOf(result);
@@ -129,4 +139,5 @@ export default function probeCommand(rt: Runtime): Command {
         }
       }),
     );
+  return command;
 }

@@ -1,0 +1,131 @@
+/**
+ * `gw probe --html`: the verdict, each check's latency with its time to first token (and the SLO lines when the
+ * run had an SLO), and the table of the terminal report. Every number comes from the `--json` document.
+ */
+import type { CheckRecord, ProbeReport } from '../probe/runner.js';
+import { barChart, type BarRow, type Rule } from './charts.js';
+import { figures, page, section, table, utc, type ReportMeta } from './page.js';
+import { ms } from './svg.js';
+
+/** SLO thresholds the run was judged against, when it had any (`--slo`), in milliseconds. */
+export interface ProbeSlo {
+  latencyMs?: number;
+  ttftMs?: number;
+}
+
+/** The probe's JSON document, with the fields later probe features may add. */
+export type ProbeDoc = ProbeReport & {
+  slo?: ProbeSlo;
+  checks: (CheckRecord & { model?: string; mode?: string })[];
+};
+
+const RESULT: Record<CheckRecord['status'], string> = {
+  pass: 'pass',
+  fail: 'FAIL',
+  warn: 'warn',
+  skip: 'skip',
+};
+/** Tone and pattern per status: a failure is hatched, a warning dotted, so the chart reads without colour. */
+const STYLE = {
+  pass: { tone: 0, pattern: 'solid' },
+  fail: { tone: 1, pattern: 'hatch' },
+  warn: { tone: 3, pattern: 'dots' },
+  skip: { tone: 7, pattern: 'none' },
+} as const;
+
+function rowLabel(c: ProbeDoc['checks'][number]): string {
+  return [c.id, c.model, c.mode].filter((s) => s !== undefined && s !== '').join(' · ');
+}
+
+/** The report's HTML. */
+export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
+  const ran = r.checks.filter((c) => c.status !== 'skip');
+  const s = r.summary;
+  const verdict =
+    s.failed > 0
+      ? { text: `FAILED: ${s.failed} of ${r.checks.length} checks failed`, tone: 'bad' as const }
+      : {
+          text: `OK: every check that ran passed${s.warned ? ` (${s.warned} warned)` : ''}`,
+          tone: 'ok' as const,
+        };
+
+  const rules: Rule[] = [];
+  if (r.slo?.latencyMs !== undefined)
+    rules.push({ value: r.slo.latencyMs, label: `SLO latency ${ms(r.slo.latencyMs)}` });
+  if (r.slo?.ttftMs !== undefined) rules.push({ value: r.slo.ttftMs, label: `SLO TTFT ${ms(r.slo.ttftMs)}` });
+  const rows: BarRow[] = ran.map((c) => ({
+    label: rowLabel(c),
+    value: c.latencyMs,
+    ...(c.ttftMs !== undefined ? { inner: c.ttftMs } : {}),
+    note: `${ms(c.latencyMs)}${c.ttftMs !== undefined ? ` · TTFT ${ms(c.ttftMs)}` : ''}${c.status !== 'pass' ? ` · ${RESULT[c.status]}` : ''}`,
+    ...STYLE[c.status],
+  }));
+  const hasTtft = ran.some((c) => c.ttftMs !== undefined);
+  const statuses = [...new Set(ran.map((c) => c.status))];
+  const chart =
+    rows.length > 0
+      ? barChart({
+          id: 'probe-latency',
+          title: 'Latency per check',
+          description: `End-to-end latency of each check${hasTtft ? '; the thin inner bar is the time to first token of streams' : ''}${rules.length ? '; dashed lines are the SLO' : ''}.`,
+          x: { label: 'latency', format: (v) => ms(v) },
+          rows,
+          rules,
+          keys: [
+            ...statuses.map((st) => ({
+              name:
+                st === 'pass' ? 'latency (passed)' : st === 'fail' ? 'latency (failed)' : 'latency (warning)',
+              ...STYLE[st],
+            })),
+            ...(hasTtft
+              ? [{ name: 'time to first token', tone: 6, pattern: 'solid' as const, inner: true }]
+              : []),
+          ],
+        })
+      : '<p class="lead">No check ran.</p>';
+
+  const body =
+    figures([
+      { label: 'passed', value: String(s.passed), tone: 'ok' },
+      { label: 'failed', value: String(s.failed), ...(s.failed > 0 ? { tone: 'bad' as const } : {}) },
+      { label: 'warned', value: String(s.warned), ...(s.warned > 0 ? { tone: 'warn' as const } : {}) },
+      { label: 'skipped', value: String(s.skipped) },
+      { label: 'duration', value: ms(r.durationMs) },
+    ]) +
+    section('Latency', chart) +
+    section(
+      'Checks',
+      table({
+        head: ['check', 'result', 'latency', 'TTFT', 'request id', 'detail'],
+        numeric: [2, 3],
+        nowrap: [0, 1, 4],
+        rows: r.checks.map((c) => [
+          rowLabel(c),
+          RESULT[c.status],
+          c.status === 'skip' ? '' : ms(c.latencyMs),
+          c.ttftMs !== undefined ? ms(c.ttftMs) : '',
+          c.requestId ?? '',
+          [
+            c.detail,
+            c.error ? `${c.error.code}: ${c.error.message}` : '',
+            c.error?.hint ? `hint: ${c.error.hint}` : '',
+          ]
+            .filter(Boolean)
+            .join(' — '),
+        ]),
+        rowClass: r.checks.map((c) =>
+          c.status === 'fail' ? 'fail' : c.status === 'warn' ? 'warn' : undefined,
+        ),
+      }),
+    );
+  return page({
+    title: 'gw probe',
+    meta,
+    verdict,
+    extraMeta: [
+      { label: 'Started', value: utc(r.startedAt) },
+      { label: 'Took', value: ms(r.durationMs) },
+    ],
+    body,
+  });
+}
