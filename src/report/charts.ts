@@ -45,6 +45,8 @@ export interface LineSeries {
   markers?: 'all' | 'sparse' | 'none';
   /** A label at the series' last point (direct labelling). */
   endLabel?: string;
+  /** A small label per point (a sweep's step values); one that would overlap an earlier label is left out. */
+  pointLabels?: readonly string[];
 }
 
 /** A line/step chart. */
@@ -88,7 +90,8 @@ export function lineChart(spec: LineChartSpec): string {
     14,
   );
   const endLabels = spec.series.some((s) => s.endLabel !== undefined);
-  const m = { top: 34 + lg.height, right: endLabels ? 96 : 20, bottom: 44, left: 56 };
+  const flags = (spec.marks ?? []).some((mk) => mk.y === undefined);
+  const m = { top: 34 + lg.height + (flags ? 22 : 0), right: endLabels ? 96 : 20, bottom: 44, left: 56 };
   const xs = spec.series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = spec.series.flatMap((s) => s.points.map((p) => p[1]));
   const x = axisScale(
@@ -107,6 +110,7 @@ export function lineChart(spec: LineChartSpec): string {
   for (const r of spec.yRules ?? []) body += hRule(r, y, m.left, WIDTH - m.right);
   for (const r of spec.xRules ?? []) body += vRule(r, x, m.top, H - m.bottom);
   const ends: { y: number; text: string; i: number }[] = [];
+  const placedLabels: { x0: number; x1: number; y0: number; y1: number }[] = [];
   spec.series.forEach((s, i) => {
     const pts = downsample(s.points, MAX_POINTS).map(([a, b]) => [x(a), y(b)] as const);
     if (pts.length === 0) return;
@@ -122,6 +126,19 @@ export function lineChart(spec: LineChartSpec): string {
       });
       body += '</g>';
     }
+    if (s.pointLabels && pts.length === s.points.length) {
+      body += '<g class="ptlabels">';
+      pts.forEach(([X, Y], k) => {
+        const text = s.pointLabels?.[k];
+        if (text === undefined || text === '') return;
+        const box = { x0: X - 6 - textWidth(text, 10), x1: X - 6, y0: Y - 18, y1: Y - 6 };
+        if (placedLabels.some((b) => b.x0 < box.x1 && box.x0 < b.x1 && b.y0 < box.y1 && box.y0 < b.y1))
+          return;
+        placedLabels.push(box);
+        body += `<text class="ptlabel" x="${px(box.x1)}" y="${px(Y - 8)}" text-anchor="end">${esc(text)}</text>`;
+      });
+      body += '</g>';
+    }
     const last = pts[pts.length - 1];
     if (s.endLabel !== undefined && last) ends.push({ y: last[1], text: s.endLabel, i });
   });
@@ -134,7 +151,17 @@ export function lineChart(spec: LineChartSpec): string {
   ends.forEach((e, k) => {
     body += `<text class="end s${e.i % 8}" x="${px(WIDTH - m.right + 6)}" y="${px(placed[k] as number)}">${esc(e.text)}</text>`;
   });
-  for (const mk of spec.marks ?? []) body += markAt(mk, x, y, m.top, H - m.bottom);
+  // Flags (marks without y) whose label would overlap the previous one keep their line and lose the label.
+  let flagEnd = -Infinity;
+  for (const mk of [...(spec.marks ?? [])].sort((a, b) => a.x - b.x)) {
+    let label = mk.label;
+    if (mk.y === undefined) {
+      const X = x(mk.x);
+      if (X - textWidth(label) / 2 <= flagEnd + 4) label = '';
+      else flagEnd = X + textWidth(label) / 2;
+    }
+    body += markAt({ ...mk, label }, x, y, m.top, H - m.bottom);
+  }
   return figure(spec.id, 'line', spec.title, spec.description, H, body);
 }
 
@@ -142,7 +169,10 @@ export function lineChart(spec: LineChartSpec): string {
 function markAt(mk: Mark, x: Scale, y: Scale, top: number, bottom: number): string {
   const X = x(mk.x);
   if (mk.y === undefined) {
-    return `<g class="mark"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/><path class="flag" d="M${px(X)} ${px(top)}l-4 -7h8z"/><text x="${px(X)}" y="${px(top - 10)}" text-anchor="middle">${esc(mk.label)}</text></g>`;
+    const text = mk.label
+      ? `<text x="${px(X)}" y="${px(top - 10)}" text-anchor="middle">${esc(mk.label)}</text>`
+      : '';
+    return `<g class="mark"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/><path class="flag" d="M${px(X)} ${px(top)}l-4 -7h8z"/>${text}</g>`;
   }
   const Y = y(mk.y);
   const anchor = X > WIDTH - 160 ? 'end' : 'start';
@@ -335,7 +365,8 @@ export function timeline(spec: TimelineSpec): string {
     for (const s of r.segments) {
       const st = style.get(s.state) ?? { tone: 7, pattern: 'none' as PatternName, label: s.state };
       const x0 = x(s.start);
-      const w = Math.max(1, x(s.end) - x0);
+      // A point in time (an item's final state) is drawn as a cap wide enough to see its pattern.
+      const w = s.end > s.start ? Math.max(1, x(s.end) - x0) : 7;
       segs += toneRect(id, x0, top + 3, w, rowH - 6, st.tone, st.pattern, ` data-state="${esc(s.state)}"`);
       n++;
     }

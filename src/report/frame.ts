@@ -185,14 +185,17 @@ export function vRule(r: Rule, x: Scale, top: number, bottom: number): string {
   if (!Number.isFinite(X) || X < Math.min(...x.range) - 0.5 || X > Math.max(...x.range) + 0.5) return '';
   const anchor = X > (x.range[0] + x.range[1]) / 2 + 120 ? 'end' : 'start';
   const dx = anchor === 'end' ? -4 : 4;
-  return `<g class="rule"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/><text x="${px(X + dx)}" y="${px(top + 10)}" text-anchor="${anchor}">${esc(r.label)}</text></g>`;
+  const text = r.label
+    ? `<text x="${px(X + dx)}" y="${px(top + 10)}" text-anchor="${anchor}">${esc(r.label)}</text>`
+    : '';
+  return `<g class="rule"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/>${text}</g>`;
 }
 
 /** A horizontal rule at y (an SLO, a budget), labelled at its right end above the line. */
 export function hRule(r: Rule, y: Scale, left: number, right: number): string {
   const Y = y(r.value);
   if (!Number.isFinite(Y) || Y < Math.min(...y.range) - 0.5 || Y > Math.max(...y.range) + 0.5) return '';
-  return `<g class="rule"><path d="M${px(left)} ${px(Y)}H${px(right)}"/><text x="${px(right)}" y="${px(Y - 4)}" text-anchor="end">${esc(r.label)}</text></g>`;
+  return `<g class="rule"><path d="M${px(left)} ${px(Y)}H${px(right)}"/><text x="${px(left + 4)}" y="${px(Y - 4)}" text-anchor="start">${esc(r.label)}</text></g>`;
 }
 
 /** One legend entry: a sample (line with marker, or a filled swatch) and its name. */

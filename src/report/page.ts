@@ -136,7 +136,8 @@ text.end{stroke:none;font-weight:600}
 .rule path{stroke:var(--fg);stroke-width:1.5;stroke-dasharray:5 3;fill:none}.rule text{font-weight:600}
 .mark circle{fill:none;stroke:var(--fg);stroke-width:2}.mark path{stroke:var(--fg);stroke-width:1.2;fill:none}
 .mark path.flag{fill:var(--fg)}.mark text{font-weight:700}
-.rowlabel{font-weight:600}.note{fill:var(--muted)}
+.rowlabel{font-weight:600}.ptlabel{font-size:10px;fill:var(--muted)}svg.plot text.ptlabel{fill:var(--muted)}.note{fill:var(--muted)}
+svg.plot .ptlabel,svg.plot .mark text,svg.plot .rule text,svg.plot text.end{paint-order:stroke;stroke:var(--bg);stroke-width:3px;stroke-linejoin:round}
 footer{margin-top:40px;border-top:1px solid var(--grid);padding-top:8px;font-size:12px}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#333;--grid:#ccc;--axis:#555;--panel:#fff}

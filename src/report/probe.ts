@@ -7,16 +7,16 @@ import { barChart, type BarRow, type Rule } from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import { ms } from './svg.js';
 
-/** SLO thresholds the run was judged against, when it had any (`--slo`), in milliseconds. */
+/** SLO bounds the run was judged against (`--slo` fail, `--warn-slo` warn), in ms, by measure (ttft, latency). */
 export interface ProbeSlo {
-  latencyMs?: number;
-  ttftMs?: number;
+  fail?: Record<string, number>;
+  warn?: Record<string, number>;
 }
 
 /** The probe's JSON document, with the fields later probe features may add. */
-export type ProbeDoc = ProbeReport & {
+export type ProbeDoc = Omit<ProbeReport, 'checks'> & {
   slo?: ProbeSlo;
-  checks: (CheckRecord & { model?: string; mode?: string })[];
+  checks: (CheckRecord & { model?: string })[];
 };
 
 const RESULT: Record<CheckRecord['status'], string> = {
@@ -33,8 +33,9 @@ const STYLE = {
   skip: { tone: 7, pattern: 'none' },
 } as const;
 
+/** A check's row: its id (an --all-models row's id already names its model). */
 function rowLabel(c: ProbeDoc['checks'][number]): string {
-  return [c.id, c.model, c.mode].filter((s) => s !== undefined && s !== '').join(' · ');
+  return c.id;
 }
 
 /** The report's HTML. */
@@ -49,10 +50,19 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
           tone: 'ok' as const,
         };
 
-  const rules: Rule[] = [];
-  if (r.slo?.latencyMs !== undefined)
-    rules.push({ value: r.slo.latencyMs, label: `SLO latency ${ms(r.slo.latencyMs)}` });
-  if (r.slo?.ttftMs !== undefined) rules.push({ value: r.slo.ttftMs, label: `SLO TTFT ${ms(r.slo.ttftMs)}` });
+  // SLO bounds as rules; one far beyond every bar is named in the description instead of squashing the bars.
+  const longest = Math.max(0, ...ran.map((c) => c.latencyMs));
+  const bounds: Rule[] = [];
+  for (const [level, word] of [
+    ['fail', 'SLO'],
+    ['warn', 'warn'],
+  ] as const) {
+    for (const [measure, value] of Object.entries(r.slo?.[level] ?? {})) {
+      bounds.push({ value, label: `${word} ${measure === 'ttft' ? 'TTFT' : measure} ${ms(value)}` });
+    }
+  }
+  const rules = bounds.filter((b) => b.value <= 3 * longest);
+  const beyond = bounds.filter((b) => b.value > 3 * longest);
   const rows: BarRow[] = ran.map((c) => ({
     label: rowLabel(c),
     value: c.latencyMs,
@@ -67,7 +77,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
       ? barChart({
           id: 'probe-latency',
           title: 'Latency per check',
-          description: `End-to-end latency of each check${hasTtft ? '; the thin inner bar is the time to first token of streams' : ''}${rules.length ? '; dashed lines are the SLO' : ''}.`,
+          description: `End-to-end latency of each check${hasTtft ? '; the thin inner bar is the time to first token of streams' : ''}${rules.length ? '; dashed lines are the SLO bounds' : ''}${beyond.length ? `; beyond the chart: ${beyond.map((b) => b.label).join(', ')}` : ''}.`,
           x: { label: 'latency', format: (v) => ms(v) },
           rows,
           rules,
@@ -96,11 +106,12 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
     section(
       'Checks',
       table({
-        head: ['check', 'result', 'latency', 'TTFT', 'request id', 'detail'],
-        numeric: [2, 3],
-        nowrap: [0, 1, 4],
+        head: ['check', 'model', 'result', 'latency', 'TTFT', 'request id', 'detail'],
+        numeric: [3, 4],
+        nowrap: [0, 1, 2, 5],
         rows: r.checks.map((c) => [
           rowLabel(c),
+          c.model ?? '',
           RESULT[c.status],
           c.status === 'skip' ? '' : ms(c.latencyMs),
           c.ttftMs !== undefined ? ms(c.ttftMs) : '',

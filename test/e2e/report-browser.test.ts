@@ -3,13 +3,17 @@
  * console error, no request besides the document, no Content-Security-Policy violation, in light and dark mode
  * and in print. Screenshots are saved under test-artifacts/report/.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchHtml } from '../../src/report/batch.js';
+import { historyHtml } from '../../src/report/history.js';
+import { loadHtml } from '../../src/report/load.js';
 import { page } from '../../src/report/page.js';
+import { batchFixture, historyFixture, loadFixture } from '../helpers/report-fixtures.js';
 import { spawnGw } from '../helpers/gw.js';
-import { browserAvailability, ReportBrowser, type Opened } from '../helpers/report-browser.js';
+import { ARTIFACTS, browserAvailability, ReportBrowser, type Opened } from '../helpers/report-browser.js';
 
 const availability = browserAvailability();
 const dir = mkdtempSync(join(tmpdir(), 'gw-report-'));
@@ -33,6 +37,9 @@ async function checkReport(
   expectKinds: string[],
   o: { serve?: boolean } = {},
 ): Promise<void> {
+  // The report itself is an artefact too (open it to see what a failing assertion saw).
+  mkdirSync(ARTIFACTS, { recursive: true });
+  copyFileSync(file, join(ARTIFACTS, `${name}.html`));
   for (const scheme of ['light', 'dark'] as const) {
     const r: Opened = await browser.open(file, {
       scheme,
@@ -53,6 +60,9 @@ async function checkReport(
       const bg = await r.background();
       expect(bg).toBe(scheme === 'dark' ? 'rgb(17, 20, 24)' : 'rgb(255, 255, 255)');
       await r.screenshot(`${name}-${scheme}`);
+      // `npm run screenshots`: the README's pictures, from this very run.
+      if (process.env.GW_REPORT_DOCS === '1')
+        await r.docsScreenshot(`report-${name}${scheme === 'dark' ? '-dark' : ''}`);
       if (scheme === 'light') {
         await r.page.emulateMedia({ media: 'print', colorScheme: 'dark' });
         const printBg = await r.background();
@@ -99,5 +109,51 @@ describe.runIf(availability.run)('HTML reports in headless Chromium', () => {
     const html = readFileSync(file, 'utf8');
     expect(html).toContain('chat-stream');
     expect(html).toMatch(/TTFT \d/);
+  });
+
+  const meta = (command: string) => ({
+    command,
+    version: '0.1.0',
+    gateway: 'https://gateway.example.com',
+    madeAt: new Date(Date.UTC(2026, 10, 23, 14, 0, 0)),
+  });
+
+  // Rendered from documents in the commands' --json shapes (see test/helpers/report-fixtures.ts).
+  it('load (10 000 requests): CDFs, TTFT and inter-token histograms, requests/s, errors; served with the CSP header', async () => {
+    const file = join(dir, 'load.html');
+    writeFileSync(file, loadHtml(loadFixture({ requests: 10_000 }), meta('gw load')));
+    await checkReport(file, 'load', ['line', 'line', 'line', 'histogram', 'histogram', 'line', 'bars'], {
+      serve: true,
+    });
+  });
+
+  it('load --sweep: the throughput-latency curve with its knee', async () => {
+    const file = join(dir, 'load-sweep.html');
+    const doc = loadFixture({
+      requests: 600,
+      sweep: [2, 4, 8, 16, 32, 64],
+      slo: 'e2e.p95<3s,ttft.p95<600ms',
+    });
+    writeFileSync(file, loadHtml(doc, meta('gw load')));
+    await checkReport(
+      file,
+      'load-sweep',
+      ['line', 'line', 'line', 'line', 'histogram', 'histogram', 'line', 'bars'],
+      {
+        serve: true,
+      },
+    );
+  });
+
+  it('probe history: uptime bars with the change flagged, latency over time', async () => {
+    const file = join(dir, 'history.html');
+    writeFileSync(file, historyHtml(historyFixture(6), meta('gw probe history')));
+    await checkReport(file, 'history', ['timeline', 'line'], { serve: true });
+  });
+
+  it('batch status: items by state over time, per item, spend with budget, failures by code', async () => {
+    const file = join(dir, 'batch.html');
+    writeFileSync(file, batchHtml(batchFixture(24), meta('gw batch status')));
+    await checkReport(file, 'batch', ['stacked', 'timeline', 'line', 'bars'], { serve: true });
   });
 });

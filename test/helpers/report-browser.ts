@@ -157,6 +157,20 @@ export class Opened {
     return path;
   }
 
+  /** The top of the page (at most 1500 px) as docs/<name>.png, for the README. */
+  async docsScreenshot(name: string): Promise<string> {
+    const docs = resolve(import.meta.dirname, '../../docs');
+    mkdirSync(docs, { recursive: true });
+    const path = join(docs, `${name}.png`);
+    const height = await this.page.evaluate<number>('document.documentElement.scrollHeight');
+    await this.page.screenshot({
+      path,
+      fullPage: true,
+      clip: { x: 0, y: 0, width: 1000, height: Math.min(height, 1500) },
+    });
+    return path;
+  }
+
   async close(): Promise<void> {
     await this.page.close();
     this.server?.closeAllConnections();
