@@ -8,6 +8,7 @@
 import {
   axisScale,
   figure,
+  flagText,
   hRule,
   legend,
   marker,
@@ -106,7 +107,9 @@ export function lineChart(spec: LineChartSpec): string {
     [H - m.bottom, m.top],
     true,
   );
-  let body = lg.svg + yAxis(spec.y, y, m.left, WIDTH - m.right) + xAxis(spec.x, x, H - m.bottom);
+  // About one tick per 45 px of height, so a short chart (a small multiple) is not crowded.
+  const yTicks = Math.max(2, Math.round((H - m.bottom - m.top) / 45));
+  let body = lg.svg + yAxis(spec.y, y, m.left, WIDTH - m.right, yTicks) + xAxis(spec.x, x, H - m.bottom);
   for (const r of spec.yRules ?? []) body += hRule(r, y, m.left, WIDTH - m.right);
   for (const r of spec.xRules ?? []) body += vRule(r, x, m.top, H - m.bottom);
   const ends: { y: number; text: string; i: number }[] = [];
@@ -156,9 +159,9 @@ export function lineChart(spec: LineChartSpec): string {
   for (const mk of [...(spec.marks ?? [])].sort((a, b) => a.x - b.x)) {
     let label = mk.label;
     if (mk.y === undefined) {
-      const X = x(mk.x);
-      if (X - textWidth(label) / 2 <= flagEnd + 4) label = '';
-      else flagEnd = X + textWidth(label) / 2;
+      const t = flagText(x(mk.x), 0, label);
+      if (t.x0 <= flagEnd + 4) label = '';
+      else flagEnd = t.x1;
     }
     body += markAt({ ...mk, label }, x, y, m.top, H - m.bottom);
   }
@@ -169,9 +172,7 @@ export function lineChart(spec: LineChartSpec): string {
 function markAt(mk: Mark, x: Scale, y: Scale, top: number, bottom: number): string {
   const X = x(mk.x);
   if (mk.y === undefined) {
-    const text = mk.label
-      ? `<text x="${px(X)}" y="${px(top - 10)}" text-anchor="middle">${esc(mk.label)}</text>`
-      : '';
+    const text = mk.label ? flagText(X, top - 10, mk.label).svg : '';
     return `<g class="mark"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/><path class="flag" d="M${px(X)} ${px(top)}l-4 -7h8z"/>${text}</g>`;
   }
   const Y = y(mk.y);
@@ -362,13 +363,20 @@ export function timeline(spec: TimelineSpec): string {
   spec.rows.forEach((r, i) => {
     const top = m.top + i * rowH;
     body += `<text class="rowlabel" x="${px(m.left - 8)}" y="${px(top + rowH / 2 + 4)}" text-anchor="end">${esc(r.label)}</text>`;
-    for (const s of r.segments) {
+    // Runs of one state are drawn as one rectangle (no seams between equal neighbours; a smaller file).
+    const merged: { start: number; end: number; state: string }[] = [];
+    for (const s of [...r.segments].sort((a, b) => a.start - b.start)) {
+      const prev = merged[merged.length - 1];
+      if (prev && prev.state === s.state && prev.end === s.start && s.end > s.start) prev.end = s.end;
+      else merged.push({ ...s });
+    }
+    n += r.segments.length;
+    for (const s of merged) {
       const st = style.get(s.state) ?? { tone: 7, pattern: 'none' as PatternName, label: s.state };
       const x0 = x(s.start);
       // A point in time (an item's final state) is drawn as a cap wide enough to see its pattern.
       const w = s.end > s.start ? Math.max(1, x(s.end) - x0) : 7;
       segs += toneRect(id, x0, top + 3, w, rowH - 6, st.tone, st.pattern, ` data-state="${esc(s.state)}"`);
-      n++;
     }
     if (r.note !== undefined) {
       body += `<text class="note" x="${px(WIDTH - m.right + 6)}" y="${px(top + rowH / 2 + 4)}">${esc(r.note)}</text>`;
@@ -380,9 +388,10 @@ export function timeline(spec: TimelineSpec): string {
   for (const f of flags) {
     const top = m.top - 4;
     // Labels that would overlap the previous one are shortened to a number, listed in the figure's table.
-    const text = f.X - textWidth(f.label) / 2 > lastEnd + 4 ? f.label : '';
-    if (text) lastEnd = f.X + textWidth(f.label) / 2;
-    body += `<g class="mark"><path d="M${px(f.X)} ${px(top)}V${px(H - m.bottom)}"/><path class="flag" d="M${px(f.X)} ${px(top)}l-4 -7h8z"/>${text ? `<text x="${px(f.X)}" y="${px(top - 10)}" text-anchor="middle">${esc(text)}</text>` : ''}<title>${esc(f.label)}</title></g>`;
+    const t = flagText(f.X, top - 10, f.label);
+    const text = t.x0 > lastEnd + 4 ? t.svg : '';
+    if (text) lastEnd = t.x1;
+    body += `<g class="mark"><path d="M${px(f.X)} ${px(top)}V${px(H - m.bottom)}"/><path class="flag" d="M${px(f.X)} ${px(top)}l-4 -7h8z"/>${text}<title>${esc(f.label)}</title></g>`;
   }
   return figure(id, 'timeline', spec.title, spec.description, H, body);
 }

@@ -242,3 +242,27 @@ export function spread(ys: readonly number[], gap: number, min: number, max: num
   order.forEach((o, k) => (out[o.i] = placed[k] as number));
   return out;
 }
+
+/** Where a flag's label goes: centred on x, moved inside the drawing when it would run past an edge. */
+export function flagText(x: number, y: number, label: string): { svg: string; x0: number; x1: number } {
+  const w = textWidth(label);
+  if (x + w / 2 > WIDTH - 4) {
+    return {
+      svg: `<text x="${px(x + 4)}" y="${px(y)}" text-anchor="end">${esc(label)}</text>`,
+      x0: x + 4 - w,
+      x1: x + 4,
+    };
+  }
+  if (x - w / 2 < 4) {
+    return {
+      svg: `<text x="${px(x - 4)}" y="${px(y)}" text-anchor="start">${esc(label)}</text>`,
+      x0: x - 4,
+      x1: x - 4 + w,
+    };
+  }
+  return {
+    svg: `<text x="${px(x)}" y="${px(y)}" text-anchor="middle">${esc(label)}</text>`,
+    x0: x - w / 2,
+    x1: x + w / 2,
+  };
+}

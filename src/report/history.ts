@@ -11,7 +11,7 @@ import {
   type TimelineRow,
 } from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
-import { ms, pct } from './svg.js';
+import { ms, niceDomain, pct } from './svg.js';
 
 /** The `gw probe history --json` document (the fields the report reads). */
 export interface HistoryDoc {
@@ -125,17 +125,28 @@ export function historyHtml(h: HistoryDoc, meta: ReportMeta): string {
       .map((p) => [p[0], p[2]] as const),
     markers: 'sparse',
   }));
-  const latency =
-    lines.length > 0
-      ? lineChart({
-          id: 'history-latency',
-          title: 'Latency over time',
-          description: `Latency of each run${h.series.length > lines.length ? ` (the ${lines.length} checks with the most runs)` : ''}.`,
-          x: { label: 'time (UTC)', time: true },
-          y: { label: 'latency', format: ms },
-          series: lines,
-        })
-      : '';
+  // Small multiples, one per check and model, on the same axes: lines over each other would be unreadable.
+  const allX = lines.flatMap((l) => l.points.map((p) => p[0]));
+  const allY = lines.flatMap((l) => l.points.map((p) => p[1]));
+  const xDomain = allX.length ? { min: Math.min(...allX), max: Math.max(...allX) } : {};
+  const yMax = niceDomain(0, allY.length ? Math.max(...allY) : 1)[1];
+  const latency = lines
+    .map((l, i) => {
+      const s = busiest[i] as HistoryDoc['series'][number];
+      return lineChart({
+        id: `history-latency-${i}`,
+        title: l.name,
+        description: s.latencyMs
+          ? `p50 ${ms(s.latencyMs.p50)}, p90 ${ms(s.latencyMs.p90)}, p99 ${ms(s.latencyMs.p99)} over ${s.runs} runs.`
+          : `${s.runs} runs.`,
+        x: { label: 'time (UTC)', time: true, ...xDomain },
+        y: { label: 'latency', format: ms, min: 0, max: yMax },
+        series: [{ ...l, markers: 'none' }],
+        ...(s.latencyMs ? { yRules: [{ value: s.latencyMs.p50, label: `p50 ${ms(s.latencyMs.p50)}` }] } : {}),
+        height: 170,
+      });
+    })
+    .join('');
 
   const codes = new Map<string, number>();
   for (const s of failingNow)
@@ -187,7 +198,13 @@ export function historyHtml(h: HistoryDoc, meta: ReportMeta): string {
           }),
         )
       : '') +
-    (latency ? section('Latency', latency) : '') +
+    (latency
+      ? section(
+          'Latency over time',
+          latency,
+          `Each run's latency, per check and model, on the same scale${h.series.length > lines.length ? ` (the ${lines.length} with the most runs)` : ''}; the dashed line is the median.`,
+        )
+      : '') +
     (failures ? section('Failures', failures) : '') +
     section(
       'Per check and model',

@@ -99,7 +99,7 @@ describe('probe history report', () => {
     const doc = historyFixture(6);
     const html = historyHtml(doc, meta);
     expectSelfContained(html);
-    expect(kinds(html)).toEqual(['timeline', 'line']);
+    expect(kinds(html)).toEqual(['timeline', 'line', 'line', 'line', 'line', 'line', 'line']);
     const runs = doc.series.reduce((t, s) => t + s.points.length, 0);
     has(html, `<g class="segs" data-n="${runs}">`);
     expect(html).toMatch(/data-state="fail"/);
