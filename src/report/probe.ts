@@ -71,6 +71,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
     ...STYLE[c.status],
   }));
   const hasTtft = ran.some((c) => c.ttftMs !== undefined);
+  const withModel = r.checks.some((c) => c.model !== undefined && c.model !== '');
   const statuses = [...new Set(ran.map((c) => c.status))];
   const chart =
     rows.length > 0
@@ -106,12 +107,19 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
     section(
       'Checks',
       table({
-        head: ['check', 'model', 'result', 'latency', 'TTFT', 'request id', 'detail'],
-        numeric: [3, 4],
-        nowrap: [0, 1, 2, 5],
+        head: [
+          ...(withModel ? ['check', 'model'] : ['check']),
+          'result',
+          'latency',
+          'TTFT',
+          'request id',
+          'detail',
+        ],
+        numeric: withModel ? [3, 4] : [2, 3],
+        nowrap: withModel ? [0, 1, 2, 5] : [0, 1, 4],
         rows: r.checks.map((c) => [
           rowLabel(c),
-          c.model ?? '',
+          ...(withModel ? [c.model ?? ''] : []),
           RESULT[c.status],
           c.status === 'skip' ? '' : ms(c.latencyMs),
           c.ttftMs !== undefined ? ms(c.ttftMs) : '',

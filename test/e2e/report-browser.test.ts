@@ -68,6 +68,10 @@ async function checkReport(
         await r.page.emulateMedia({ media: 'print', colorScheme: 'dark' });
         const printBg = await r.background();
         expect(printBg, 'print is black on white whatever the scheme').toBe('rgb(255, 255, 255)');
+        const printInk = await r.page.evaluate<string>(
+          "getComputedStyle(document.documentElement).getPropertyValue('--c0').trim()",
+        );
+        expect(printInk, 'print uses the light palette').toBe('#0b6bb5');
         await r.screenshot(`${name}-print`);
       }
     } finally {
