@@ -3,6 +3,7 @@
  * module only when `--html` is given. See README.md in this folder for the design.
  */
 import type { ReportMeta } from './page.js';
+import { checkReportPath } from './output.js';
 import { writeReportFile } from './output.js';
 
 export { checkReportPath } from './output.js';
@@ -37,4 +38,18 @@ export async function writeHtml(
   redactor?: { redact(text: string): string },
 ): Promise<void> {
   await writeReportFile(file, redactor ? redactor.redact(html) : html);
+}
+
+/**
+ * What a command's `--html <file>` needs in one call: the path is checked now (exit 2 before anything is sent),
+ * and the returned function renders a document with `render` and writes it (atomically, secrets masked).
+ */
+export function htmlReport<T>(
+  file: string,
+  cmd: CommandLike,
+  render: (doc: T, meta: ReportMeta) => string,
+  redactor?: { redact(text: string): string },
+): (doc: T, gateway: string) => Promise<void> {
+  checkReportPath(file);
+  return (doc, gateway) => writeHtml(file, render(doc, reportMeta(cmd, gateway)), redactor);
 }
