@@ -33,6 +33,17 @@ export default tseslint.config(
       ],
     },
   },
+  // Layers (docs/architecture.md): contract ← client ← core ← ui/probe/commands ← cli; sim ← contract only.
+  // A wrong import fails `npm run lint`.
+  ...layer('src/contract/**/*.ts', ['client', 'core', 'ui', 'commands', 'probe', 'sim', 'cli'], {
+    // Known debt: validate.ts and beta.ts still throw the CLI's UsageError instead of returning violations.
+    allow: ['src/contract/validate.ts', 'src/contract/beta.ts'],
+    allowedTarget: 'core/errors',
+  }),
+  ...layer('src/client/**/*.ts', ['core', 'ui', 'commands', 'probe', 'sim', 'cli']),
+  ...layer('src/core/**/*.ts', ['ui', 'commands', 'probe', 'sim', 'cli']),
+  ...layer('src/sim/**/*.ts', ['client', 'core', 'ui', 'commands', 'probe', 'cli']),
+  ...layer('src/index.ts', ['commands', 'ui', 'probe', 'sim', 'cli']),
   {
     // Tests parse JSON documents and poke at them; `any` from JSON.parse is expected there.
     files: ['test/**/*.ts'],
@@ -51,3 +62,39 @@ export default tseslint.config(
     },
   },
 );
+
+/**
+ * `no-restricted-imports` for one layer: files matching `files` may not import the `banned` top-level folders of
+ * src/ (or src/cli.ts). `debt.allow` files may still import `debt.allowedTarget` (listed, to be removed).
+ */
+function layer(files, banned, debt) {
+  const patterns = (names) =>
+    names.map((name) => ({
+      group: [`**/${name}`, `**/${name}/**`, `**/${name}.js`].map((g) => g),
+      message: `layer rule: ${files} may not import src/${name} (see docs/architecture.md)`,
+    }));
+  const rule = (names) => ['error', { patterns: patterns(names) }];
+  const configs = [{ files: [files], rules: { 'no-restricted-imports': rule(banned) } }];
+  if (debt !== undefined) {
+    const [folder] = debt.allowedTarget.split('/');
+    const rest = banned.filter((b) => b !== folder);
+    configs.push({
+      files: debt.allow,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              ...patterns(rest),
+              {
+                group: [`**/${folder}/**`, `!**/${debt.allowedTarget}.js`],
+                message: `layer rule: only ${debt.allowedTarget} is tolerated here (known debt)`,
+              },
+            ],
+          },
+        ],
+      },
+    });
+  }
+  return configs;
+}

@@ -13,57 +13,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
 
-// commander loads child_process (~2 ms) at start-up for executable subcommands, which gw never uses: hand it a
-// proxy that loads the real module on first use.
-const lazyChildProcess = {
-  name: 'lazy-child-process',
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
-      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
-        ? { path: 'child_process', namespace: 'gw-lazy' }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'gw-lazy' }, () => ({
-      contents: "module.exports = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });",
-      loader: 'js',
-    }));
-  },
-};
-
-// undici's HTTP/2 client (never used by gw: undici 7 speaks HTTP/1.1 unless allowH2 is set) loads node:http2, and
-// with it tls, at start-up only to read ten protocol constants: ~10 ms of every command that makes a request. Hand
-// it those constants (RFC 9113 pseudo-header names and error codes) and load the real module on any other use.
-const lazyHttp2 = {
-  name: 'lazy-http2',
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
-      /[\\/]node_modules[\\/]undici[\\/]/.test(args.importer)
-        ? { path: 'http2', namespace: 'gw-lazy-http2' }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'gw-lazy-http2' }, () => ({
-      contents: `const constants = {
-  HTTP2_HEADER_AUTHORITY: ':authority',
-  HTTP2_HEADER_METHOD: ':method',
-  HTTP2_HEADER_PATH: ':path',
-  HTTP2_HEADER_SCHEME: ':scheme',
-  HTTP2_HEADER_CONTENT_LENGTH: 'content-length',
-  HTTP2_HEADER_EXPECT: 'expect',
-  HTTP2_HEADER_STATUS: ':status',
-  HTTP2_HEADER_PROTOCOL: ':protocol',
-  NGHTTP2_REFUSED_STREAM: 7,
-  NGHTTP2_CANCEL: 8,
-};
-module.exports = new Proxy({}, {
-  get: (_, key) => (key === 'constants' ? constants : require('node:http2')[key]),
-});`,
-      loader: 'js',
-    }));
-  },
-};
-
 const result = await build({
-  plugins: [lazyChildProcess, lazyHttp2],
   absWorkingDir: root,
   entryPoints: { cli: 'src/cli.ts', index: 'src/index.ts' },
   outdir,

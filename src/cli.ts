@@ -7,7 +7,7 @@ import { processIo, type Io } from './ui/io.js';
 /** The version printed by `gw --version`. */
 export const VERSION = '0.1.0';
 
-const VALUE_GLOBALS = new Set(['--profile', '--base-url', '--timeout']);
+const VALUE_GLOBALS = new Set(['--profile', '--base-url', '--timeout', '--ca-file']);
 
 /** The top-level command named in argv (skipping global flags), or undefined. */
 export function targetCommand(argv: readonly string[]): string | undefined {
@@ -38,11 +38,13 @@ export function rootProgram(): Command {
     .option('--base-url <url>', 'gateway base address, without /v1 (env GW_BASE_URL)')
     .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m (env GW_TIMEOUT)')
     .addOption(new Option('--no-validate', 'send requests even where they break a contract rule'))
+    .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file (env GW_CA_FILE)')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
       `
-Environment: GW_BASE_URL, GW_TOKEN, GW_PROFILE, GW_TIMEOUT, GW_CONFIG_DIR, GW_STATE_DIR, NO_COLOR.
+Environment: GW_BASE_URL, GW_TOKEN, GW_PROFILE, GW_TIMEOUT, GW_CA_FILE, GW_CONFIG_DIR, GW_STATE_DIR, NO_COLOR,
+             HTTPS_PROXY, HTTP_PROXY, NO_PROXY (as curl), NODE_EXTRA_CA_CERTS.
 Exit codes: 0 ok · 1 gateway error / task failed / probe failed · 2 invalid input (nothing sent)
             3 configuration or authentication · 4 timed out · 130 interrupted
 Quick start: gw probe --sim`,
@@ -167,9 +169,11 @@ async function renderError(
         return r;
       })(),
     );
-  if (e instanceof GwError) {
-    out.error(e);
-    return e.exitCode;
+  const { toGwError } = await import('./core/error-map.js');
+  const known = toGwError(e);
+  if (known !== undefined) {
+    out.error(known);
+    return known.exitCode;
   }
   // Anything else is a bug in gw: say so, without a stack trace unless --verbose.
   const err = new GwError(e instanceof Error ? e.message : String(e), { code: 'internal' });

@@ -1,4 +1,7 @@
-/** gw as a library: the typed gateway client, its resources, and the contract. */
+/**
+ * gw as a library: the typed gateway client, its resources, the contract's schemas and the stream types. No CLI:
+ * nothing here prints, exits, or names gw commands (the CLI is `bin/gw`).
+ */
 export { GatewayClient, buildQuery } from './client/gateway-client.js';
 export type {
   GatewayClientOptions,
@@ -7,7 +10,29 @@ export type {
   RawResult,
   Exchange,
 } from './client/gateway-client.js';
-export { GatewayError, AuthError, ResponseShapeError, ConnectionError } from './client/errors.js';
+export {
+  GatewayError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  UnprocessableEntityError,
+  RateLimitError,
+  InternalServerError,
+  ConnectionError,
+  TimeoutError,
+  UserAbortError,
+  ResponseShapeError,
+  RequestValidationError,
+  TaskFailedError,
+  errorFromBody,
+  type AuthError,
+  type ConnectionFailure,
+  type GatewayErrorInit,
+} from './client/errors.js';
+export { normalizeBaseUrl, BaseUrlError } from './client/base-url.js';
+export { poll, type PollOptions } from './client/poll.js';
 export { decodeSse, type SseEvent } from './client/sse.js';
 export * as models from './client/resources/models.js';
 export * as chat from './client/resources/chat.js';
@@ -19,6 +44,6 @@ export * as videos from './client/resources/videos.js';
 export * as alpha from './client/resources/alpha.js';
 export * as betaTasks from './client/resources/beta-tasks.js';
 export * as betaAssets from './client/resources/beta-assets.js';
-export { ERROR_HINTS, hintFor } from './contract/errors.js';
 export * as catalog from './contract/catalog.js';
-export { main } from './cli.js';
+export * as schemas from './contract/schemas.js';
+export type { TypedStream } from './client/resources/typed-stream.js';

@@ -1,82 +1,161 @@
-import { ExitCode, GwError } from '../core/errors.js';
-import { hintFor } from '../contract/errors.js';
+/**
+ * The client's errors, chosen from the HTTP status as the official SDKs do, all under GatewayError. The client
+ * knows no exit codes and no command names: a program (gw's CLI) maps these to its own exit codes and hints.
+ */
 
-/** Everything known about one failed gateway exchange. */
+/** Everything known about one failed exchange. */
 export interface GatewayErrorInit {
-  status: number;
+  /** HTTP status; undefined when no answer arrived (connection, DNS, TLS, timeout, interrupted). */
+  status?: number | undefined;
   code: string;
   message: string;
   requestId?: string | undefined;
   upstreamRequestId?: string | undefined;
   type?: string | undefined;
   param?: string | undefined;
+  /** A hint that names no program (the CLI adds its own by code). */
   hint?: string | undefined;
   /** The error body exactly as the gateway sent it (for `--json`). */
   body?: unknown;
+  headers?: Record<string, string | string[] | undefined> | undefined;
   /** Retry-After of the answer, in milliseconds. */
   retryAfterMs?: number | undefined;
+  cause?: unknown;
 }
 
-/** The gateway answered with an error (any of the four documented shapes). Exit 1. */
-export class GatewayError extends GwError {
-  readonly status: number;
+/** Base class of every error the client raises: status, code, request ids and headers of the exchange. */
+export class GatewayError extends Error {
+  readonly status: number | undefined;
+  readonly code: string;
+  readonly requestId: string | undefined;
   readonly upstreamRequestId: string | undefined;
   readonly type: string | undefined;
   readonly param: string | undefined;
+  readonly hint: string | undefined;
   readonly body: unknown;
+  readonly headers: Record<string, string | string[] | undefined>;
   retryAfterMs: number | undefined;
 
   constructor(init: GatewayErrorInit) {
-    super(init.message, {
-      code: init.code,
-      requestId: init.requestId,
-      hint: init.hint ?? hintFor(init.code, init.status),
-    });
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
     this.status = init.status;
+    this.code = init.code;
+    this.requestId = init.requestId;
     this.upstreamRequestId = init.upstreamRequestId;
     this.type = init.type;
     this.param = init.param;
+    this.hint = init.hint;
     this.body = init.body;
+    this.headers = init.headers ?? {};
     this.retryAfterMs = init.retryAfterMs;
   }
 
-  override toJSON(): { error: Record<string, unknown> } {
+  /** The `{"error": …}` document: the gateway's own error object when it sent one. */
+  toJSON(): { error: Record<string, unknown> } {
     const b = this.body as { error?: unknown } | undefined;
     if (b !== null && typeof b === 'object' && typeof b.error === 'object' && b.error !== null) {
       return { error: b.error as Record<string, unknown> };
     }
-    const doc = super.toJSON();
-    doc.error.status = this.status;
-    if (this.type !== undefined) doc.error.type = this.type;
-    if (this.upstreamRequestId !== undefined) doc.error.upstream_request_id = this.upstreamRequestId;
-    return doc;
+    const error: Record<string, unknown> = { code: this.code, message: this.message };
+    if (this.requestId !== undefined) error.request_id = this.requestId;
+    if (this.status !== undefined) error.status = this.status;
+    if (this.type !== undefined) error.type = this.type;
+    if (this.param !== undefined) error.param = this.param;
+    if (this.upstreamRequestId !== undefined) error.upstream_request_id = this.upstreamRequestId;
+    if (this.hint !== undefined) error.hint = this.hint;
+    return { error };
   }
 }
 
-/** The gateway refused the token (401/403). Exit 3. */
-export class AuthError extends GatewayError {
-  override readonly exitCode: number = ExitCode.config;
+/** 400. */
+export class BadRequestError extends GatewayError {}
+/** 401: the token was refused. */
+export class AuthenticationError extends GatewayError {}
+/** 403: the token may not use this resource. */
+export class PermissionDeniedError extends GatewayError {}
+/** 404. */
+export class NotFoundError extends GatewayError {}
+/** 409. */
+export class ConflictError extends GatewayError {}
+/** 422. */
+export class UnprocessableEntityError extends GatewayError {}
+/** 429. */
+export class RateLimitError extends GatewayError {}
+/** 5xx. */
+export class InternalServerError extends GatewayError {}
+
+/** @deprecated 401 or 403; use AuthenticationError / PermissionDeniedError. Kept for existing callers. */
+export type AuthError = AuthenticationError | PermissionDeniedError;
+
+/** What kind of network failure a ConnectionError is. */
+export type ConnectionFailure =
+  'connection_refused' | 'dns_failed' | 'tls_failed' | 'proxy_failed' | 'connection_error';
+
+/** No complete answer: the connection was refused, the name did not resolve, TLS failed, or it dropped. */
+export class ConnectionError extends GatewayError {
+  /** host:port the failure is about (the gateway, a redirect target, or the proxy). */
+  readonly host: string | undefined;
+  /** For tls_failed: the certificate was not trusted, or the two sides spoke no common protocol. */
+  readonly tls: 'certificate' | 'protocol' | undefined;
+  constructor(
+    message: string,
+    o: {
+      code?: ConnectionFailure | undefined;
+      host?: string | undefined;
+      tls?: 'certificate' | 'protocol' | undefined;
+      requestId?: string | undefined;
+      cause?: unknown;
+    } = {},
+  ) {
+    super({ code: o.code ?? 'connection_error', message, requestId: o.requestId, cause: o.cause });
+    this.host = o.host;
+    this.tls = o.tls;
+  }
 }
 
-/** A response parsed but did not match what we rely on. Exit 1; never silently accepted. */
-export class ResponseShapeError extends GwError {
-  readonly status: number;
-  constructor(message: string, options: { status: number; requestId?: string | undefined; cause?: unknown }) {
-    super(message, {
-      code: 'response_shape',
-      requestId: options.requestId,
-      cause: options.cause,
+/** No answer (or no next event, or no next bytes) within the time limit. */
+export class TimeoutError extends GatewayError {
+  constructor(message: string, o: { requestId?: string | undefined; cause?: unknown; hint?: string } = {}) {
+    super({ code: 'timeout', message, ...o });
+  }
+}
+
+/** The caller's AbortSignal fired. */
+export class UserAbortError extends GatewayError {
+  constructor(message = 'interrupted') {
+    super({ code: 'interrupted', message });
+  }
+}
+
+/** An answer arrived but does not match what the contract describes (or is too large to read). */
+export class ResponseShapeError extends GatewayError {
+  constructor(
+    message: string,
+    o: { status: number; requestId?: string | undefined; cause?: unknown; code?: string | undefined },
+  ) {
+    super({
+      status: o.status,
+      code: o.code ?? 'response_shape',
+      message,
+      requestId: o.requestId,
+      cause: o.cause,
       hint: 'the gateway answered in a shape the contract does not describe; report the request id',
     });
-    this.status = options.status;
   }
 }
 
-/** The connection failed or dropped before a complete answer arrived. Exit 1. */
-export class ConnectionError extends GwError {
-  constructor(message: string, options: { requestId?: string | undefined; cause?: unknown } = {}) {
-    super(message, { code: 'connection_error', requestId: options.requestId, cause: options.cause });
-  }
+/** The class for an error status, as the official SDKs choose it. */
+export function errorClassFor(status: number): new (init: GatewayErrorInit) => GatewayError {
+  if (status === 400) return BadRequestError;
+  if (status === 401) return AuthenticationError;
+  if (status === 403) return PermissionDeniedError;
+  if (status === 404) return NotFoundError;
+  if (status === 409) return ConflictError;
+  if (status === 422) return UnprocessableEntityError;
+  if (status === 429) return RateLimitError;
+  if (status >= 500) return InternalServerError;
+  return GatewayError;
 }
 
 function str(v: unknown): string | undefined {
@@ -90,14 +169,15 @@ function firstLine(text: string, max = 160): string {
 }
 
 /**
- * Maps an error answer to a GatewayError. Understands the common §2.4 body, the beta task body,
- * the asset library's `ResponseMetadata.Error`, alpha's `{code != 0}`, the messages-style body,
- * and non-JSON answers (an HTML 502 page from a proxy).
+ * Maps an error answer to a GatewayError subclass chosen by status. Understands the common error body
+ * (`{error: {...}}`, also the beta task and messages-style bodies), the asset library's `ResponseMetadata.Error`,
+ * alpha's `{code != 0}`, and non-JSON answers (an HTML 502 page from a proxy).
  */
 export function errorFromBody(
   status: number,
   text: string,
   headerRequestId: string | undefined,
+  headers?: Record<string, string | string[] | undefined>,
 ): GatewayError {
   let body: unknown;
   try {
@@ -105,13 +185,11 @@ export function errorFromBody(
   } catch {
     body = undefined;
   }
-  const make = (init: Omit<GatewayErrorInit, 'status'>): GatewayError => {
-    const full = { status, ...init, requestId: init.requestId ?? headerRequestId };
-    return status === 401 || status === 403 ? new AuthError(full) : new GatewayError(full);
-  };
+  const Cls = errorClassFor(status);
+  const make = (init: Omit<GatewayErrorInit, 'status'>): GatewayError =>
+    new Cls({ status, ...init, headers, requestId: init.requestId ?? headerRequestId });
   if (body !== null && typeof body === 'object') {
     const o = body as Record<string, unknown>;
-    // common §2.4, beta tasks §7 and messages-style: {error: {...}}
     if (o.error !== null && typeof o.error === 'object') {
       const e = o.error as Record<string, unknown>;
       return make({
@@ -124,7 +202,6 @@ export function errorFromBody(
         body,
       });
     }
-    // asset library: {ResponseMetadata: {RequestId, Error: {Code, Message}}}
     const meta = o.ResponseMetadata as Record<string, unknown> | undefined;
     if (meta !== null && typeof meta === 'object' && meta.Error !== null && typeof meta.Error === 'object') {
       const e = meta.Error as Record<string, unknown>;
@@ -135,7 +212,6 @@ export function errorFromBody(
         body: { error: { code: e.Code, message: e.Message, request_id: meta.RequestId } },
       });
     }
-    // alpha: {code: non-zero, message, request_id}
     if (typeof o.code === 'number' && o.code !== 0) {
       return make({
         code: String(o.code),
@@ -150,4 +226,31 @@ export function errorFromBody(
     code: `http_${status}`,
     message: `HTTP ${status} with a body that is not a gateway error${snippet}`,
   });
+}
+
+/** A request body breaks a rule of the contract; nothing was sent. `param` names the field. */
+export class RequestValidationError extends GatewayError {
+  constructor(message: string, o: { field: string; code?: string | undefined }) {
+    super({ code: o.code ?? 'invalid_input', message, param: o.field });
+  }
+}
+
+/** A task reached a failed terminal state (failed, cancelled, expired). */
+export class TaskFailedError extends GatewayError {
+  readonly state: string;
+  readonly taskId: string;
+  constructor(
+    message: string,
+    o: {
+      state: string;
+      taskId: string;
+      code?: string;
+      requestId?: string | undefined;
+      hint?: string | undefined;
+    },
+  ) {
+    super({ code: o.code ?? `task_${o.state}`, message, requestId: o.requestId, hint: o.hint });
+    this.state = o.state;
+    this.taskId = o.taskId;
+  }
 }

@@ -1,10 +1,19 @@
-import type { Dispatcher, FormData } from 'undici';
+import { interceptors, type Dispatcher, type FormData } from 'undici';
 import type { z } from 'zod';
-import { GwError, InterruptedError, TimeoutError, isAbortError } from '../core/errors.js';
 import { backoffDelay, parseRetryAfter, sleep as realSleep } from './backoff.js';
-import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from './errors.js';
-import { decodeSseBatches, type SseEvent } from './sse.js';
-import { Agent, redirect, request } from './undici-lite.js';
+import { normalizeBaseUrl } from './base-url.js';
+import { BodyTooLargeError, formatBytes, readText } from './body.js';
+import {
+  ConnectionError,
+  GatewayError,
+  ResponseShapeError,
+  TimeoutError,
+  UserAbortError,
+  errorFromBody,
+} from './errors.js';
+import { describeNetworkError, isAbortError } from './network-errors.js';
+import { SseLineTooLongError, decodeSseBatches, type SseEvent } from './sse.js';
+import { createDispatcher } from './transport.js';
 
 /** One HTTP exchange as reported to `onExchange` (drives `--verbose`). Never carries the token or headers. */
 export interface Exchange {
@@ -34,6 +43,12 @@ export interface GatewayClientOptions {
   /** Automatic retries for GET/HEAD/DELETE. */
   maxRetries?: number | undefined;
   userAgent?: string | undefined;
+  /** Extra trusted certificate authorities (PEM text), added to Node's own (and NODE_EXTRA_CA_CERTS). */
+  ca?: string | readonly string[] | undefined;
+  /** Environment to read HTTPS_PROXY/HTTP_PROXY/NO_PROXY and NODE_EXTRA_CA_CERTS from (default process.env). */
+  proxyEnv?: Record<string, string | undefined> | undefined;
+  /** Largest JSON answer read into memory (default 64 MiB); a larger one is an error. */
+  maxResponseBytes?: number | undefined;
 }
 
 /** HTTP methods the gateway uses. */
@@ -59,6 +74,8 @@ export interface RequestOptions<T> {
    * they absorb transient errors themselves, within their own time limit.
    */
   retries?: number | undefined;
+  /** Epoch milliseconds after which no retry is started (a caller's overall limit). */
+  deadline?: number | undefined;
 }
 
 /** A parsed answer with the gateway request id. */
@@ -84,20 +101,37 @@ export interface RawResult {
   status: number;
   requestId: string | undefined;
   headers: Record<string, string | string[] | undefined>;
-  /**
-   * Gives a body chunk's memory back once it is written out (downloads reuse read buffers; optional, and a no-op
-   * for anything but a chunk exactly as `body` yielded it).
-   */
-  release?: (chunk: Buffer) => void;
-  /** undici's body: a Node Readable with `.text()`, `.json()`, `.dump()`. */
+  /** undici's body: a Node Readable with `.text()`, `.arrayBuffer()`, `.dump()`. */
   body: Dispatcher.ResponseData['body'];
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
 }
 
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const RETRY_METHODS = new Set<Method>(['GET', 'HEAD', 'DELETE']);
 const REQUEST_ID = 'x-gateway-request-id';
+/** Longest Retry-After the client waits out itself; a longer one ends the call with the error (it carries it). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+/** Largest Retry-After carried on an error (a caller's sleep must stay a sane number). */
+const MAX_REPORTED_RETRY_AFTER_MS = 24 * 3_600_000;
+/** JSON answers larger than this are refused (memory bound). */
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** Error bodies are read up to this size (only the message matters). */
+const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+/** Connection failures worth another try: the server went away or is restarting; not DNS, TLS or timeouts. */
+const RETRY_CONNECT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
 
-function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
+type Headers = Record<string, string | string[] | undefined>;
+
+function header(h: Headers, name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -115,19 +149,39 @@ export function buildQuery(query: Query | undefined): string {
   return s.length > 0 ? `?${s}` : '';
 }
 
-/**
- * undici's redirect interceptor as downloads use it: at most 5 hops. throwOnMaxRedirect is implemented by undici 7
- * but missing from its types: a redirect loop must fail, not hand back the last 3xx.
- */
-function followRedirects(): Dispatcher.DispatcherComposeInterceptor {
-  return redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number });
+/** What kind of answer a send expects: it decides redirects, timeouts and the accept header. */
+type Mode = 'json' | 'stream' | 'raw';
+
+/** One send: a request, or an absolute URL for downloads. */
+interface Send {
+  method: Method;
+  /** Path relative to the base URL (shown in errors and `--verbose`), or an absolute URL. */
+  path: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | FormData | null;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
+  retries: number;
+  deadline: number | undefined;
+  mode: Mode;
+}
+
+/** An answer with a success status, its body not yet read; `timedOut` says whether the call's own limit fired. */
+interface Answer {
+  res: Dispatcher.ResponseData;
+  requestId: string | undefined;
+  attempt: number;
+  started: number;
+  timedOut: () => boolean;
 }
 
 /**
  * The typed HTTP client of the gateway. Knows nothing of the CLI: it joins paths to the base URL by string
  * concatenation (a base path prefix is kept), sends the bearer token only to the gateway's own origin, surfaces
  * `X-Gateway-Request-Id` on every result and error, retries only GET/HEAD/DELETE (a retried POST could bill twice),
- * and maps every documented error shape to one GatewayError.
+ * and maps every documented error shape to one GatewayError. Every call goes through one send path (`#send`) on
+ * undici's public API: JSON answers, event streams and downloads alike.
  */
 export class GatewayClient {
   readonly baseUrl: string;
@@ -136,7 +190,6 @@ export class GatewayClient {
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
   readonly #redirecting: Dispatcher;
-  #bulk: { dispatcher: Dispatcher; release: (chunk: Buffer) => void } | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #random: () => number;
@@ -144,22 +197,28 @@ export class GatewayClient {
   readonly #onExchange: ((x: Exchange) => void) | undefined;
   readonly #maxRetries: number;
   readonly #userAgent: string;
+  readonly #maxResponseBytes: number;
 
   constructor(o: GatewayClientOptions) {
-    this.baseUrl = o.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = normalizeBaseUrl(o.baseUrl);
     this.validate = o.validate ?? true;
     this.#token = o.token;
     this.#timeoutMs = o.timeoutMs ?? 60_000;
     this.#ownsDispatcher = o.dispatcher === undefined;
     this.#dispatcher =
-      o.dispatcher ?? new Agent({ keepAliveTimeout: 4_000, connect: { timeout: this.#timeoutMs } });
-    this.#redirecting = this.#dispatcher.compose(followRedirects());
+      o.dispatcher ?? createDispatcher({ connectTimeoutMs: this.#timeoutMs, ca: o.ca, env: o.proxyEnv });
+    // Downloads follow redirects (a result on a CDN); undici's interceptor drops Authorization on a cross-origin
+    // hop, and throwOnMaxRedirect (implemented, missing from undici's types) makes a loop fail.
+    this.#redirecting = this.#dispatcher.compose(
+      interceptors.redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
+    );
     this.#sleep = o.sleep ?? realSleep;
     this.#random = o.random ?? Math.random;
     this.#now = o.now ?? Date.now;
     this.#onExchange = o.onExchange;
     this.#maxRetries = o.maxRetries ?? 2;
     this.#userAgent = o.userAgent ?? 'gw';
+    this.#maxResponseBytes = o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
   /** The origin (scheme, host, port) of the gateway. */
@@ -172,107 +231,70 @@ export class GatewayClient {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
-  /**
-   * The dispatcher of downloads: gw's BulkDispatcher (large reads, see bulk-dispatcher.ts) under undici's redirect
-   * interceptor, or the injected dispatcher (tests' MockAgent) when there is one.
-   */
-  async #downloads(): Promise<{ dispatcher: Dispatcher; release?: (chunk: Buffer) => void }> {
-    if (!this.#ownsDispatcher) return { dispatcher: this.#redirecting };
-    if (this.#bulk === undefined) {
-      const { BulkDispatcher } = await import('./bulk-dispatcher.js');
-      const bulk = new BulkDispatcher({ connectTimeoutMs: this.#timeoutMs });
-      this.#bulk = {
-        dispatcher: bulk.compose(followRedirects()),
-        release: (chunk) => bulk.release(chunk),
-      };
-    }
-    return this.#bulk;
-  }
-
   /** Sends a JSON (or multipart) request and parses the JSON answer. */
   async request<T>(o: RequestOptions<T>): Promise<ApiResult<T>> {
-    const retryable = RETRY_METHODS.has(o.method);
-    const maxRetries = o.retries ?? this.#maxRetries;
-    for (let attempt = 0; ; attempt++) {
-      let res: { status: number; headers: Record<string, string | string[] | undefined>; text: string };
-      try {
-        res = await this.#once(o, attempt);
-      } catch (e) {
-        if (retryable && attempt < maxRetries && e instanceof ConnectionError) {
-          await this.#sleep(
-            backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random }),
-            o.signal,
-          );
-          continue;
-        }
-        throw e;
-      }
-      const requestId = header(res.headers, REQUEST_ID);
-      if (res.status >= 400) {
-        if (retryable && attempt < maxRetries && RETRY_STATUS.has(res.status)) {
-          const wait =
-            parseRetryAfter(res.headers, this.#now) ??
-            backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });
-          await this.#sleep(Math.min(wait, 60_000), o.signal);
-          continue;
-        }
-        throw withRetryAfter(errorFromBody(res.status, res.text, requestId), res.headers, this.#now);
-      }
-      return {
-        data: this.#parse(o, res.status, res.text, requestId),
-        status: res.status,
-        requestId,
-        headers: res.headers,
-      };
+    const s = this.#prepare(o, 'json');
+    const a = await this.#send(s);
+    const { res, requestId } = a;
+    let text: string;
+    try {
+      text = await readText(res.body, this.#maxResponseBytes);
+    } catch (e) {
+      // An answer cut short (dropped, stalled past the timeout, too large) still names the exchange.
+      this.#report(s, a, undefined, e);
+      throw this.#mapError(e, s, s.timeoutMs, requestId, a.timedOut());
     }
+    this.#report(s, a, res.statusCode);
+    return {
+      data: this.#parse(o, res.statusCode, text, requestId),
+      status: res.statusCode,
+      requestId,
+      headers: res.headers,
+    };
   }
 
-  /** Opens a server-sent-event stream (never retried: a stream may already have produced billed output). */
+  /**
+   * Opens a server-sent-event stream. The timeout bounds the wait for the headers and the gap between events;
+   * comments (`: keepalive`) are not events, so a stream of comments alone still times out.
+   */
   async stream(o: Omit<RequestOptions<unknown>, 'schema'>): Promise<StreamResult> {
-    const started = this.#now();
-    const url = this.#url(o.path, o.query);
-    const timeoutMs = o.timeoutMs ?? this.#timeoutMs;
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, {
-        dispatcher: this.#dispatcher,
-        method: o.method,
-        headers: { ...this.#headers(url, o), accept: 'text/event-stream' },
-        body: o.form ?? (o.body === undefined ? null : JSON.stringify(o.body)),
-        signal: o.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-    } catch (e) {
-      this.#report(o, url, undefined, started, undefined, 0, e);
-      throw this.#mapError(e, o, timeoutMs);
-    }
+    const s = this.#prepare(o, 'stream');
+    const a = await this.#send(s);
+    const { res, requestId } = a;
     const headers = res.headers;
-    const requestId = header(headers, REQUEST_ID);
-    this.#report(o, url, res.statusCode, started, requestId, 0);
-    if (res.statusCode >= 400) {
-      const text = await res.body.text().catch(() => '');
-      throw errorFromBody(res.statusCode, text, requestId);
-    }
+    this.#report(s, a, res.statusCode);
     const contentType = header(headers, 'content-type') ?? '';
     if (!contentType.includes('text/event-stream')) {
-      const text = await res.body.text().catch(() => '');
+      const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
       throw new ResponseShapeError(
         `expected an event stream, got ${contentType || 'no content type'}: ${text.slice(0, 120)}`,
-        {
-          status: res.statusCode,
-          requestId,
-        },
+        { status: res.statusCode, requestId },
       );
     }
     const body = res.body;
-    const mapError = (e: unknown): unknown => this.#mapError(e, o, timeoutMs, requestId);
+    let idle = false;
+    const mapError = (e: unknown): unknown => this.#mapError(e, s, s.timeoutMs, requestId, idle);
+    const timeoutMs = s.timeoutMs;
     async function* batches(): AsyncGenerator<SseEvent[]> {
+      let timer: NodeJS.Timeout | undefined;
+      const arm = (): void => {
+        timer = setTimeout(() => {
+          idle = true;
+          body.destroy(new Error('no event within the timeout'));
+        }, timeoutMs);
+      };
       try {
-        for await (const batch of decodeSseBatches(body)) yield batch;
+        arm();
+        for await (const batch of decodeSseBatches(body)) {
+          // The consumer's time (printing) is not the gateway's silence.
+          clearTimeout(timer);
+          yield batch;
+          arm();
+        }
       } catch (e) {
         throw mapError(e);
       } finally {
+        clearTimeout(timer);
         body.destroy();
       }
     }
@@ -285,7 +307,8 @@ export class GatewayClient {
 
   /**
    * Opens a binary answer for downloading, following redirects. The bearer token goes only to the gateway's
-   * origin; undici's redirect interceptor drops Authorization when a redirect changes origin.
+   * origin; undici's redirect interceptor drops Authorization when a redirect changes origin. The timeout bounds
+   * the wait for the headers and each gap in the data.
    */
   async raw(o: {
     path: string;
@@ -293,54 +316,124 @@ export class GatewayClient {
     signal?: AbortSignal | undefined;
     timeoutMs?: number | undefined;
   }): Promise<RawResult> {
-    const started = this.#now();
-    const url = /^https?:\/\//.test(o.path) ? o.path : this.#url(o.path, undefined);
-    const timeoutMs = o.timeoutMs ?? this.#timeoutMs;
-    const req = { method: 'GET' as const, path: o.path };
-    const { dispatcher, release } = await this.#downloads();
+    const s = this.#prepare({ method: 'GET', ...o }, 'raw');
+    const a = await this.#send(s);
+    this.#report(s, a, a.res.statusCode);
+    return { status: a.res.statusCode, requestId: a.requestId, headers: a.res.headers, body: a.res.body };
+  }
+
+  #prepare(o: Omit<RequestOptions<unknown>, 'schema'>, mode: Mode): Send {
+    const url = mode === 'raw' && /^https?:\/\//.test(o.path) ? o.path : this.#url(o.path, o.query);
+    const headers = this.#headers(url, o);
+    if (mode === 'stream') headers.accept = 'text/event-stream';
+    if (mode === 'raw') headers.accept = '*/*';
+    return {
+      method: o.method,
+      path: o.path,
+      url,
+      headers: { ...headers, ...o.headers },
+      body: o.form ?? (o.body === undefined ? null : JSON.stringify(o.body)),
+      signal: o.signal,
+      timeoutMs: o.timeoutMs ?? this.#timeoutMs,
+      retries: RETRY_METHODS.has(o.method) ? (o.retries ?? this.#maxRetries) : 0,
+      deadline: o.deadline,
+      mode,
+    };
+  }
+
+  /**
+   * The one send path: sends, retries what may be retried (GET/HEAD/DELETE on 408/429/5xx and dropped or
+   * refused connections, honouring Retry-After within MAX_RETRY_AFTER_MS and the caller's deadline, otherwise
+   * capped exponential backoff with jitter), and turns an error status into a GatewayError. Returns an answer
+   * with a success status whose body the caller reads.
+   */
+  async #send(s: Send): Promise<Answer> {
+    const u = new URL(s.url);
+    const dispatcher = s.mode === 'raw' ? this.#redirecting : this.#dispatcher;
     for (let attempt = 0; ; attempt++) {
+      const started = this.#now();
+      // JSON calls: the timeout bounds the whole answer. Streams and downloads: the wait for headers and each gap.
+      const timer = s.mode === 'json' ? AbortSignal.timeout(s.timeoutMs) : undefined;
+      const signals = [s.signal, timer].filter((x): x is AbortSignal => x !== undefined);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      const timedOut = (): boolean => timer?.aborted === true && s.signal?.aborted !== true;
       let res: Dispatcher.ResponseData;
       try {
-        res = await request(url, {
-          dispatcher,
-          method: 'GET',
-          headers: { ...this.#headers(url, { method: 'GET', path: o.path }), accept: '*/*', ...o.headers },
-          signal: o.signal,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+        res = await dispatcher.request({
+          origin: u.origin,
+          path: `${u.pathname}${u.search}`,
+          method: s.method,
+          headers: s.headers,
+          body: s.body,
+          signal,
+          headersTimeout: s.timeoutMs,
+          bodyTimeout: s.timeoutMs,
+          // Downloads: larger reads mean fewer trips through the stream machinery.
+          ...(s.mode === 'raw' ? { highWaterMark: 1024 * 1024 } : {}),
         });
       } catch (e) {
-        this.#report(req, url, undefined, started, undefined, attempt, e);
-        const mapped = this.#mapError(e, req, timeoutMs);
-        if (mapped instanceof ConnectionError && attempt < this.#maxRetries) {
-          await this.#sleep(
-            backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random }),
-            o.signal,
-          );
-          continue;
+        this.#report(s, { attempt, started, requestId: undefined }, undefined, e);
+        const mapped = this.#mapError(e, s, s.timeoutMs, undefined, timedOut());
+        const code = (e as { code?: unknown }).code;
+        const again =
+          mapped instanceof ConnectionError && typeof code === 'string' && RETRY_CONNECT_CODES.has(code);
+        if (again && attempt < s.retries) {
+          const wait = backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });
+          if (this.#fits(s, wait)) {
+            await this.#pause(wait, s.signal);
+            continue;
+          }
         }
         throw mapped;
       }
       const requestId = header(res.headers, REQUEST_ID);
-      this.#report(req, url, res.statusCode, started, requestId, attempt);
-      if (res.statusCode >= 400) {
-        const text = await res.body.text().catch(() => '');
-        if (attempt < this.#maxRetries && RETRY_STATUS.has(res.statusCode)) {
-          const wait =
-            parseRetryAfter(res.headers, this.#now) ??
-            backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });
-          await this.#sleep(Math.min(wait, 60_000), o.signal);
-          continue;
-        }
-        throw withRetryAfter(errorFromBody(res.statusCode, text, requestId), res.headers, this.#now);
+      const status = res.statusCode;
+      if (status >= 300 && status < 400) {
+        // Only downloads follow redirects (the interceptor did, or gave up): a JSON route or stream that moved
+        // is reported as such, with where it points, instead of as an odd answer.
+        await res.body.dump().catch(() => undefined);
+        this.#report(s, { attempt, started, requestId }, status);
+        const location = header(res.headers, 'location');
+        throw new GatewayError({
+          status,
+          headers: res.headers,
+          code: 'redirect',
+          message: `${s.method} ${s.path}: the gateway answered ${status} redirect${location !== undefined ? ` to ${location}` : ' without a Location'}; redirects are not followed on API calls`,
+          requestId,
+          hint: 'the base URL is probably not the gateway itself (a trailing path, http instead of https, or an old host): use the address the redirect names',
+        });
       }
-      return {
-        status: res.statusCode,
-        requestId,
-        headers: res.headers,
-        body: res.body,
-        ...(release !== undefined ? { release } : {}),
-      };
+      if (status >= 400) {
+        const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
+        this.#report(s, { attempt, started, requestId }, status);
+        const retryAfter = parseRetryAfter(res.headers, this.#now);
+        if (attempt < s.retries && RETRY_STATUS.has(status)) {
+          const wait =
+            retryAfter ?? backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });
+          if (wait <= MAX_RETRY_AFTER_MS && this.#fits(s, wait)) {
+            await this.#pause(wait, s.signal);
+            continue;
+          }
+        }
+        const err = errorFromBody(status, text, requestId, res.headers);
+        if (retryAfter !== undefined) err.retryAfterMs = Math.min(retryAfter, MAX_REPORTED_RETRY_AFTER_MS);
+        throw err;
+      }
+      return { res, requestId, attempt, started, timedOut };
+    }
+  }
+
+  /** True when a wait of `ms` still ends before the caller's deadline. */
+  #fits(s: Send, ms: number): boolean {
+    return s.deadline === undefined || this.#now() + ms < s.deadline;
+  }
+
+  async #pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.#sleep(ms, signal);
+    } catch (e) {
+      if (signal?.aborted === true || isAbortError(e)) throw new UserAbortError();
+      throw e;
     }
   }
 
@@ -348,67 +441,46 @@ export class GatewayClient {
     return this.baseUrl + (path.startsWith('/') ? path : `/${path}`) + buildQuery(query);
   }
 
-  #headers(
-    url: string,
-    o: Pick<RequestOptions<unknown>, 'method' | 'path' | 'body' | 'form' | 'headers'>,
-  ): Record<string, string> {
+  #headers(url: string, o: Pick<RequestOptions<unknown>, 'body' | 'form'>): Record<string, string> {
     const h: Record<string, string> = { 'user-agent': this.#userAgent, accept: 'application/json' };
     // The token goes to the gateway's own origin only (a result URL on a CDN never sees it).
     if (this.#token !== undefined && this.#token.length > 0 && new URL(url).origin === this.origin) {
       h.authorization = `Bearer ${this.#token}`;
     }
     if (o.body !== undefined && o.form === undefined) h['content-type'] = 'application/json';
-    return { ...h, ...o.headers };
-  }
-
-  async #once(
-    o: RequestOptions<unknown>,
-    attempt: number,
-  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-    const started = this.#now();
-    const url = this.#url(o.path, o.query);
-    const timeoutMs = o.timeoutMs ?? this.#timeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = o.signal !== undefined ? AbortSignal.any([o.signal, timeout]) : timeout;
-    let requestId: string | undefined;
-    try {
-      const res = await request(url, {
-        dispatcher: this.#dispatcher,
-        method: o.method,
-        headers: this.#headers(url, o),
-        body: o.form ?? (o.body === undefined ? null : JSON.stringify(o.body)),
-        signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      requestId = header(res.headers, REQUEST_ID);
-      const text = await res.body.text();
-      this.#report(o, url, res.statusCode, started, requestId, attempt);
-      return { status: res.statusCode, headers: res.headers, text };
-    } catch (e) {
-      // An answer cut short (dropped, or stalled past the timeout) after its headers still names the exchange.
-      this.#report(o, url, undefined, started, requestId, attempt, e);
-      throw this.#mapError(e, o, timeoutMs, requestId, timeout.aborted && o.signal?.aborted !== true);
-    }
+    return h;
   }
 
   #mapError(
     e: unknown,
-    o: Pick<RequestOptions<unknown>, 'method' | 'path' | 'signal'>,
+    o: Pick<Send, 'method' | 'path' | 'signal' | 'url'>,
     timeoutMs: number,
     requestId?: string,
     timedOut = false,
   ): unknown {
-    if (e instanceof GwError) return e;
+    if (e instanceof GatewayError) return e;
     const code = (e as { code?: unknown }).code;
     const what = `${o.method} ${o.path}`;
     if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-      return new TimeoutError(`${what}: no answer within ${Math.round(timeoutMs / 1000)}s (--timeout)`, {
+      return new TimeoutError(`${what}: no answer within ${formatSeconds(timeoutMs)}`, {
         requestId,
-        hint: 'raise --timeout (e.g. --timeout 2m) or check the gateway',
+        cause: e,
       });
     }
-    if (o.signal?.aborted === true || isAbortError(e)) return new InterruptedError();
+    if (o.signal?.aborted === true || isAbortError(e)) return new UserAbortError();
+    if (e instanceof BodyTooLargeError) {
+      return new ResponseShapeError(`${what}: ${e.message}; the client refuses to read it into memory`, {
+        status: 200,
+        requestId,
+        code: 'response_too_large',
+      });
+    }
+    if (e instanceof SseLineTooLongError) {
+      return new ResponseShapeError(
+        `${what}: ${e.message} (${formatBytes(e.limit)} at most); the stream was stopped`,
+        { status: 200, requestId, code: 'response_too_large' },
+      );
+    }
     if (code === 'UND_ERR_REQ_RETRY' || (e instanceof Error && /redirect/i.test(e.message))) {
       // undici's own text advises on Client/Pool internals; say what happened instead.
       const to = e instanceof Error ? /redirect to (\S+?)\.?(?:\s|$)/i.exec(e.message)?.[1] : undefined;
@@ -417,10 +489,17 @@ export class GatewayClient {
         { requestId, cause: e },
       );
     }
-    const msg = e instanceof Error ? e.message : String(e);
+    const net = describeNetworkError(e, new URL(o.url).host);
+    if (net.code === 'timeout') return new TimeoutError(`${what}: ${net.message}`, { requestId, cause: e });
     // With a request id the answer had begun: the connection was lost in the middle of it.
-    const what2 = requestId !== undefined ? 'the connection dropped mid-answer' : 'connection failed';
-    return new ConnectionError(`${what}: ${what2}: ${msg}${typeof code === 'string' ? ` (${code})` : ''}`, {
+    const message =
+      requestId !== undefined && net.code === 'connection_error'
+        ? `${what}: the connection dropped mid-answer: ${net.message}`
+        : `${what}: ${net.message}`;
+    return new ConnectionError(message, {
+      code: net.code,
+      host: net.host,
+      tls: net.tls,
       requestId,
       cause: e,
     });
@@ -447,47 +526,33 @@ export class GatewayClient {
       const where = issue !== undefined && issue.path.length > 0 ? issue.path.join('.') : 'body';
       throw new ResponseShapeError(
         `${o.method} ${o.path}: unexpected answer at ${where}: ${issue?.message ?? 'invalid'}`,
-        {
-          status,
-          requestId,
-        },
+        { status, requestId },
       );
     }
     return parsed.data;
   }
 
   #report(
-    o: Pick<RequestOptions<unknown>, 'method' | 'path'>,
-    url: string,
+    s: Send,
+    a: Pick<Answer, 'attempt' | 'started' | 'requestId'>,
     status: number | undefined,
-    started: number,
-    requestId: string | undefined,
-    attempt: number,
     error?: unknown,
   ): void {
     if (this.#onExchange === undefined) return;
-    const rel = url.startsWith(this.baseUrl) ? url.slice(this.baseUrl.length) : url.replace(/\?.*$/, '');
+    const path = s.url.startsWith(this.baseUrl)
+      ? s.url.slice(this.baseUrl.length)
+      : s.url.replace(/\?.*$/, '');
     const x: Exchange = {
-      method: o.method,
-      path: rel,
+      method: s.method,
+      path,
       status,
-      ms: this.#now() - started,
-      requestId,
-      attempt,
+      ms: this.#now() - a.started,
+      requestId: a.requestId,
+      attempt: a.attempt,
     };
     if (error !== undefined) x.error = error instanceof Error ? error.message : JSON.stringify(error);
     this.#onExchange(x);
   }
-}
-
-function withRetryAfter(
-  e: GatewayError,
-  headers: Record<string, string | string[] | undefined>,
-  now: () => number,
-): GatewayError {
-  const ms = parseRetryAfter(headers, now);
-  if (ms !== undefined) e.retryAfterMs = ms;
-  return e;
 }
 
 export { GatewayError };

@@ -8,6 +8,19 @@ export interface SseEvent {
   id: string | undefined;
 }
 
+/** Longest line of an event stream gw accepts (characters); a longer one ends the stream with an error. */
+export const MAX_SSE_LINE_CHARS = 8 * 1024 * 1024;
+
+/** A line of the event stream exceeded the cap. */
+export class SseLineTooLongError extends Error {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`an event-stream line is longer than ${limit} characters`);
+    this.name = 'SseLineTooLongError';
+    this.limit = limit;
+  }
+}
+
 /**
  * Decodes a byte stream of server-sent events into batches: every event completed by one input chunk (one network
  * read), in order, as one array; chunks that complete no event yield nothing. Parsing uses eventsource-parser
@@ -20,6 +33,7 @@ export interface SseEvent {
  */
 export async function* decodeSseBatches(
   chunks: AsyncIterable<Uint8Array | string>,
+  maxLineChars: number = MAX_SSE_LINE_CHARS,
 ): AsyncGenerator<SseEvent[]> {
   // node's StringDecoder keeps a character split across chunks whole, like TextDecoder's stream mode, at a third
   // of the cost per read; it does not drop a leading byte order mark, so that is done here (WHATWG "UTF-8 decode").
@@ -34,8 +48,14 @@ export async function* decodeSseBatches(
   // A CR at the very end of the input is a complete line end, but the parser holds it back in case an LF
   // follows in the next chunk: remember it and confirm it once the stream is over.
   let endsWithCr = false;
+  // Characters since the last line end: the parser buffers an unfinished line, so an endless `data:` line would
+  // grow without bound.
+  let lineChars = 0;
   const feed = (text: string): void => {
     if (text.length === 0) return;
+    const lastEnd = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
+    lineChars = lastEnd < 0 ? lineChars + text.length : text.length - lastEnd - 1;
+    if (lineChars > maxLineChars) throw new SseLineTooLongError(maxLineChars);
     if (first) {
       first = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);

@@ -63,15 +63,19 @@ export default function configCommand(rt: Runtime): Command {
         } else {
           if (value === undefined)
             throw new UsageError(`value: missing value for ${key}`, { field: 'value' });
+          let stored = value;
           if (key === 'baseUrl') {
+            const { normalizeBaseUrl, BaseUrlError } = await import('../client/base-url.js');
             try {
-              new URL(value);
-            } catch {
-              throw new UsageError(`baseUrl: "${value}" is not a URL`, { field: 'baseUrl' });
+              stored = normalizeBaseUrl(value);
+            } catch (e) {
+              if (e instanceof BaseUrlError)
+                throw new UsageError(`baseUrl: ${e.message}`, { field: 'baseUrl' });
+              throw e;
             }
           }
           if (key === 'timeout') (await import('../core/duration.js')).parseDuration(value, 'timeout');
-          store.set(profile, key, value);
+          store.set(profile, key, stored);
         }
         ctx.out.note(`${key} saved in profile "${profile}" (${store.path})`);
       }),

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
 import { parseDuration } from '../core/duration.js';
-import { ConfigError } from '../core/errors.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, UsageError } from '../core/errors.js';
 import { Journal, type JournalEntry } from '../core/journal.js';
 import { stateDir } from '../core/paths.js';
 import type { Io } from '../ui/io.js';
@@ -24,6 +25,7 @@ export interface GlobalOptions {
   profile?: string | undefined;
   baseUrl?: string | undefined;
   timeout?: string | undefined;
+  caFile?: string | undefined;
 }
 
 /** Connection settings after precedence (flag > environment > profile > defaults). */
@@ -33,6 +35,8 @@ export interface Settings {
   baseUrl: string | undefined;
   token: string | undefined;
   timeoutMs: number;
+  /** Extra trusted CA certificates (PEM file): `--ca-file`, else GW_CA_FILE. */
+  caFile: string | undefined;
 }
 
 /** Options of `ctx.client()`. */
@@ -99,6 +103,7 @@ export class Context {
       baseUrl: this.globals.baseUrl ?? (env.GW_BASE_URL || undefined) ?? profile.baseUrl,
       token: (env.GW_TOKEN || undefined) ?? profile.token,
       timeoutMs: timeoutText !== undefined ? parseDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
+      caFile: this.globals.caFile ?? (env.GW_CA_FILE || undefined),
     };
     return this.#settings;
   }
@@ -106,21 +111,26 @@ export class Context {
   /** A GatewayClient for the resolved settings; `--verbose` prints one line per exchange. */
   async client(req: ClientRequirements = {}): Promise<GatewayClient> {
     const s = this.settings();
-    const baseUrl = req.baseUrl ?? s.baseUrl;
+    const given = req.baseUrl ?? s.baseUrl;
     const token = req.tokenValue ?? s.token;
-    if (baseUrl === undefined) {
+    if (given === undefined) {
       throw new ConfigError('no gateway base URL', {
         hint: 'pass --base-url, set GW_BASE_URL, or run `gw login` (try `gw probe --sim` for a local simulator)',
       });
     }
-    let url: URL;
+    const { normalizeBaseUrl, BaseUrlError } = await import('../client/base-url.js');
+    let baseUrl: string;
     try {
-      url = new URL(baseUrl);
-    } catch {
-      throw new ConfigError(`base URL "${baseUrl}" is not a URL`, {
-        hint: 'use e.g. https://gateway.example.com',
-      });
+      baseUrl = normalizeBaseUrl(given);
+    } catch (e) {
+      if (!(e instanceof BaseUrlError)) throw e;
+      // A wrong scheme (ftp://, a missing https://) is a wrong value given; an unparseable one a broken setting.
+      if (e.reason === 'not_url')
+        throw new ConfigError(`base URL ${e.message}`, { hint: 'use e.g. https://gateway.example.com' });
+      throw new UsageError(`base URL ${e.message}`, { field: 'base-url' });
     }
+    const url = new URL(baseUrl);
+    const ca = this.#readCaFile(s.caFile);
     if ((req.token ?? true) && (token === undefined || token === '')) {
       throw new ConfigError('no gateway token', {
         hint: 'set GW_TOKEN, or run `gw login` / `gw config set token --token-stdin`',
@@ -135,6 +145,8 @@ export class Context {
       baseUrl,
       token,
       timeoutMs: s.timeoutMs,
+      ca,
+      proxyEnv: this.io.env,
       validate: req.validate ?? this.globals.validate,
       userAgent: 'gw/0.1',
       onExchange:
@@ -149,6 +161,24 @@ export class Context {
     });
     this.#clients.push(client);
     return client;
+  }
+
+  /** The PEM text of `--ca-file` / GW_CA_FILE; an unreadable file or one with no certificate is exit 2. */
+  #readCaFile(path: string | undefined): string | undefined {
+    if (path === undefined) return undefined;
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (e) {
+      const why = (e as { code?: unknown }).code === 'ENOENT' ? 'no such file' : (e as Error).message;
+      throw new UsageError(`ca-file: cannot read ${path}: ${why}`, { field: 'ca-file' });
+    }
+    if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new UsageError(`ca-file: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, {
+        field: 'ca-file',
+      });
+    }
+    return text;
   }
 
   /**

@@ -35,7 +35,7 @@ export default function loginCommand(rt: Runtime): Command {
             { input: ctx.io.stdin, output: ctx.io.stderr },
           );
         }
-        baseUrl = baseUrl.trim().replace(/\/+$/, '').replace(/\/v1$/, '');
+        baseUrl = await normalizedBaseUrl(baseUrl);
         const token = await readToken(ctx, opts.tokenStdin === true);
         const models = await import('../client/resources/models.js');
         const client = await ctx.client({ baseUrl, tokenValue: token });
@@ -47,4 +47,15 @@ export default function loginCommand(rt: Runtime): Command {
         );
       }),
     );
+}
+
+/** The base URL as every other place stores it (one trailing /v1 and slashes dropped); a bad one is exit 2. */
+async function normalizedBaseUrl(text: string): Promise<string> {
+  const { normalizeBaseUrl, BaseUrlError } = await import('../client/base-url.js');
+  try {
+    return normalizeBaseUrl(text);
+  } catch (e) {
+    if (e instanceof BaseUrlError) throw new UsageError(`base-url: ${e.message}`, { field: 'base-url' });
+    throw e;
+  }
 }

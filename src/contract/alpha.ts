@@ -9,7 +9,7 @@
  */
 import * as z from 'zod';
 import { ALPHA_MODELS, type AlphaModel } from './catalog.js';
-import { imageSize, sniffImageType, type ImageInfo } from '../core/image-size.js';
+import { imageSize, sniffImageType, type ImageInfo } from './image-size.js';
 
 const DOC = 'alpha-image2video.md';
 

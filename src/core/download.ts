@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../client/errors.js';
+import { toGwError } from './error-map.js';
 import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
 
 /** An open binary answer: `GatewayClient.raw()`'s DownloadAnswer fits, as does any status + headers + Readable. */
@@ -12,8 +13,6 @@ export interface DownloadAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
-  /** Called with each chunk of `body` once it is written to the file (lets the transport reuse its memory). */
-  release?: ((chunk: Buffer) => void) | undefined;
 }
 
 /** How to fetch the bytes and where to put them. Works for any binary answer (video content, beta result URLs). */
@@ -136,7 +135,8 @@ function incomplete(message: string, part: string | undefined, cause?: unknown):
   });
 }
 
-function mapStreamError(e: unknown, signal: AbortSignal | undefined, part: string | undefined): unknown {
+function mapStreamError(thrown: unknown, signal: AbortSignal | undefined, part: string | undefined): unknown {
+  const e = toGwError(thrown) ?? thrown;
   if (e instanceof GwError) {
     if (e instanceof InterruptedError && part !== undefined && e.hint === undefined) {
       return new InterruptedError('interrupted during download', {
@@ -187,8 +187,7 @@ function expectedTotal(res: DownloadAnswer, offset: number): number | undefined 
  * Copies `body` into the part file (descriptor `fd`) in constant memory. Each chunk is written synchronously as it
  * arrives: a download has nothing else to do meanwhile, the kernel keeps receiving into the socket buffer, and the
  * bytes go to the page cache while still in the CPU cache (asynchronous writes on the thread pool measured ~10%
- * slower per GiB on loopback, issue 9). A chunk is given back (`release`) once written, so the transport reuses its
- * memory. Unlike pipeline(), a failing source leaves every byte received in the part file for a later resume.
+ * slower per GiB on loopback, issue 9). Unlike pipeline(), a failing source leaves every byte received in the part file for a later resume.
  * Returns the error that stopped the copy, if any.
  */
 async function drainInto(
@@ -196,7 +195,6 @@ async function drainInto(
   fd: number,
   onChunk: (chunk: Buffer) => void,
   signal: AbortSignal | undefined,
-  release: ((chunk: Buffer) => void) | undefined,
 ): Promise<unknown> {
   if (signal !== undefined) addAbortSignal(signal, body);
   try {
@@ -211,7 +209,6 @@ async function drainInto(
           'free some space or fix the permissions, then run the same command again to resume from the .part',
         );
       }
-      release?.(buf);
     }
     return undefined;
   } catch (e) {
@@ -326,7 +323,6 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
         o.onProgress?.(bytes, total);
       },
       o.signal,
-      res.release,
     );
     if (failure !== undefined) throw mapStreamError(failure, o.signal, part);
     if (total !== undefined && bytes !== total) {

@@ -7,7 +7,6 @@
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { GatewayError } from '../client/errors.js';
-import { TimeoutError } from '../core/errors.js';
 import { formatDuration } from '../core/duration.js';
 import {
   isVideoSuccess,
@@ -17,6 +16,7 @@ import {
   videoListPrice,
 } from '../contract/video.js';
 import type { CheckOutcome, ProbePlan, StreamTiming } from './runner.js';
+import { isTimeout } from '../core/error-map.js';
 
 /** What a check gets from the runner. */
 export interface CheckContext {
@@ -372,7 +372,7 @@ const videoCheck: Check = {
         record = done.data;
         state = record.status;
       } catch (e) {
-        if (!(e instanceof TimeoutError)) throw e;
+        if (!isTimeout(e)) throw e;
         data.state = state;
         const message = `${id} still ${state} after ${formatDuration(ctx.videoTimeoutMs)} (--video-timeout)`;
         return fail(message, { ...at, error: { code: 'timeout', message } });

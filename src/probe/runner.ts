@@ -4,9 +4,10 @@
  * token, request id, detail, error). The report order is the order of the checklist, never of completion.
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
-import { GwError, InterruptedError, UsageError } from '../core/errors.js';
+import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
 import { BASE_CHECK_IDS, CHECKS, EXTENDED_CHECK_IDS, type Check, type CheckContext } from './checks.js';
+import { isInterrupted, toGwError } from '../core/error-map.js';
 
 /** A check's verdict. `warn` does not fail the run. */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -192,8 +193,9 @@ export interface RunOptions extends RunnerEvents {
 }
 
 /** Turns any thrown error into the error part of a record. */
-export function errorOf(e: unknown): CheckError {
-  if (e instanceof GwError) {
+export function errorOf(thrown: unknown): CheckError {
+  const e = toGwError(thrown);
+  if (e !== undefined) {
     const err: CheckError = { code: e.code, message: e.message };
     const status = (e as { status?: unknown }).status;
     if (typeof status === 'number') err.status = status;
@@ -201,7 +203,7 @@ export function errorOf(e: unknown): CheckError {
     if (e.hint !== undefined) err.hint = e.hint;
     return err;
   }
-  return { code: 'internal', message: e instanceof Error ? e.message : String(e) };
+  return { code: 'internal', message: thrown instanceof Error ? thrown.message : String(thrown) };
 }
 
 /** One-line text of an error: `code: message`. */
@@ -327,7 +329,7 @@ export async function runProbe(o: RunOptions): Promise<ProbeReport> {
       started = now();
       outcome = await check.run(ctx);
     } catch (e) {
-      if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
+      if (o.signal.aborted) throw isInterrupted(e) ? e : new InterruptedError();
       const error = errorOf(e);
       outcome = { status: 'fail', detail: errorLine(error), error };
     } finally {

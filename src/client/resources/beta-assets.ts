@@ -17,9 +17,8 @@ import {
   type ListAssetsResult,
 } from '../../contract/beta-assets.js';
 import { parseRequest } from '../../contract/validate.js';
-import { UsageError } from '../../core/errors.js';
-import { poll, type PollOptions } from '../../core/poll.js';
-import { ResponseShapeError, errorFromBody } from '../errors.js';
+import { poll, type PollOptions } from '../poll.js';
+import { RequestValidationError, ResponseShapeError, errorFromBody } from '../errors.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
 
 /** beta-tasks-assets.md §4.2: every asset action is `POST /beta/?Action=<name>&Version=2024-01-01`. */
@@ -95,7 +94,7 @@ export async function createAsset(
   if (client.validate) {
     const parsed = parseRequest(createAssetSchema, body);
     const problem = assetSourceUrlProblem(parsed.URL);
-    if (problem !== undefined) throw new UsageError(`URL: ${problem}`, { field: 'URL' });
+    if (problem !== undefined) throw new RequestValidationError(`URL: ${problem}`, { field: 'URL' });
     send = parsed;
   }
   return call(client, 'CreateAsset', send, assetCreatedSchema, o);

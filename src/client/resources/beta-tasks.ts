@@ -11,7 +11,7 @@ import {
   type HostResolver,
 } from '../../contract/beta.js';
 import { parseRequest } from '../../contract/validate.js';
-import { poll, type PollOptions } from '../../core/poll.js';
+import { poll, type PollOptions } from '../poll.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
 
 /** beta-tasks-assets.md §4.1: the task endpoints (the `/beta` prefix of the gateway + the native `v3` path). */

@@ -84,7 +84,7 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** Checks a request body with the contract when the client validates (a violation is a UsageError, exit 2). */
+/** Checks a request body with the contract when the client validates (a violation is an error naming the field). */
 export function validateBody<T>(client: GatewayClient, schema: z.ZodType<T>, body: unknown): void {
   if (client.validate) parseRequest(schema, body);
 }

@@ -8,9 +8,8 @@ import {
   type VideoCreateInput,
   type VideoRecord,
 } from '../../contract/video.js';
-import { TaskFailedError, UsageError } from '../../core/errors.js';
-import { poll } from '../../core/poll.js';
-import { ResponseShapeError } from '../errors.js';
+import { poll } from '../poll.js';
+import { RequestValidationError, ResponseShapeError, TaskFailedError } from '../errors.js';
 import type { ApiResult, GatewayClient, RawResult } from '../gateway-client.js';
 
 /** Per-call options. */
@@ -26,7 +25,7 @@ function videoPath(id: string): string {
 }
 
 /**
- * Checks a create body against common.md §2.3 (a UsageError, exit 2, whose code is the documented gateway code
+ * Checks a create body against common.md §2.3 (a RequestValidationError, whose code is the documented gateway code
  * where one exists: invalid_duration, invalid_resolution, model_not_found; else invalid_seed / invalid_reference
  * / invalid_input). Returns the body unchanged.
  */
@@ -34,7 +33,10 @@ export function validateCreate(body: unknown): VideoCreateInput {
   const r = check(videoCreateSchema, body);
   if (r.ok) return body as VideoCreateInput;
   const v = r.violation;
-  throw new UsageError(`${v.field}: ${v.message}`, { field: v.field, code: v.code ?? 'invalid_input' });
+  throw new RequestValidationError(`${v.field}: ${v.message}`, {
+    field: v.field,
+    code: v.code ?? 'invalid_input',
+  });
 }
 
 /**
@@ -112,7 +114,7 @@ export async function content(
 /** Options of `wait`. Time sources are injectable for tests. */
 export interface WaitOptions {
   signal?: AbortSignal | undefined;
-  /** Overall limit (TimeoutError, exit 4, past it). */
+  /** Overall limit (a TimeoutError past it). */
   timeoutMs?: number | undefined;
   /** First delay (default 2 s) and cap (default 30 s) of the exponential backoff with jitter. */
   initialMs?: number | undefined;
@@ -166,7 +168,7 @@ export function wait(
 }
 
 /**
- * A TaskFailedError (exit 1) for a failed or cancelled record, carrying the task's error and the request id
+ * A TaskFailedError for a failed or cancelled record, carrying the task's error and the request id
  * (the error's own `request_id` when it has one); undefined for any other state.
  */
 export function failureOf(id: string, result: ApiResult<VideoRecord>): TaskFailedError | undefined {

@@ -5,9 +5,9 @@ import {
   parseDynamicMaskFlag,
   parseJsonFlag,
   parseNumberFlag,
-} from '../../contract/alpha-flags.js';
+} from './flags.js';
 import { UsageError } from '../../core/errors.js';
-import { sniffImageType } from '../../core/image-size.js';
+import { sniffImageType } from '../../contract/image-size.js';
 
 /** The flags of `gw alpha i2v` as commander parses them. */
 export interface I2vFlags {

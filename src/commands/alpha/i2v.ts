@@ -63,7 +63,7 @@ export default function i2vCommand(rt: Runtime): Command {
         const { buildI2vBody } = await import('./build-body.js');
         const { ALPHA_IMAGE2VIDEO_PATH, alphaImage2VideoRequestSchema, effectiveModel } =
           await import('../../contract/alpha.js');
-        const { abbreviateBody, alphaWarnings } = await import('../../contract/alpha-flags.js');
+        const { abbreviateBody, alphaWarnings } = await import('./flags.js');
         const { parseRequest } = await import('../../contract/validate.js');
         const body = buildI2vBody(opts, { validate: ctx.globals.validate });
         // Checked before anything else (even before the connection settings): bad input is exit 2, nothing sent.

@@ -132,7 +132,8 @@ Examples:
           const { checkTarget } = await import('../../core/download.js');
           await checkTarget(f.download, false);
         }
-        const client = await ctx.client();
+        // The body was checked above (before --dry-run and any local check): once is enough.
+        const client = await ctx.client({ validate: false });
         const res = await videos.create(client, body as Parameters<typeof videos.create>[1], {
           signal: ctx.signal,
         });

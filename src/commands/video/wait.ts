@@ -5,6 +5,7 @@ import { formatDuration, parseDuration } from '../../core/duration.js';
 import { InterruptedError, TimeoutError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
 import { resumeCommand } from './shared.js';
+import { isTimeout, isInterrupted } from '../../core/error-map.js';
 
 /** Limits of a wait. */
 export interface VideoWaitLimits {
@@ -61,7 +62,7 @@ export async function waitForVideo(
   } catch (e) {
     spinner.stop();
     const state = last !== undefined ? `still ${last}` : 'not finished';
-    if (e instanceof TimeoutError) {
+    if (isTimeout(e)) {
       const limit = limits.timeoutMs !== undefined ? ` (--timeout ${formatDuration(limits.timeoutMs)})` : '';
       const why = e.cause instanceof Error ? `; the last poll failed: ${e.cause.message}` : '';
       throw new TimeoutError(
@@ -72,7 +73,7 @@ export async function waitForVideo(
         },
       );
     }
-    if (e instanceof InterruptedError) {
+    if (isInterrupted(e)) {
       throw new InterruptedError(`interrupted while waiting for video ${id} (${state})`, {
         hint: `resume with: ${resumeCommand(id)}`,
       });

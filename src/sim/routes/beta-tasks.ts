@@ -15,7 +15,7 @@ import {
   type BetaTaskStatus,
   type HostResolver,
 } from '../../contract/beta.js';
-import { resolveHost } from '../../client/resources/beta-tasks.js';
+import { resolveHost } from '../resolve-host.js';
 import type { SimReply, SimRequest } from '../http.js';
 import { makeMp4 } from '../mp4.js';
 import { makePng } from '../png.js';

@@ -59,7 +59,7 @@ describe('client alpha.image2video', () => {
     );
     const e = await image2video(c, { image: 'https://example.com/a.png' }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(GatewayError);
-    expect(e).toMatchObject({ code: '1301', message: 'content safety', requestId: 'req-up', exitCode: 1 });
+    expect(e).toMatchObject({ code: '1301', message: 'content safety', requestId: 'req-up' });
   });
 
   it('an error status in the alpha envelope maps to a GatewayError too', async () => {

@@ -1,11 +1,12 @@
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatewayError, ResponseShapeError } from '../../../src/client/errors.js';
+import { GatewayError, ResponseShapeError, TimeoutError } from '../../../src/client/errors.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import * as assets from '../../../src/client/resources/beta-assets.js';
 import * as tasks from '../../../src/client/resources/beta-tasks.js';
 import type { HostResolver } from '../../../src/contract/beta.js';
-import { TimeoutError, UsageError } from '../../../src/core/errors.js';
+import { UsageError } from '../../../src/core/errors.js';
+import { hintOf } from '../../../src/core/error-map.js';
 import { fakeClock } from '../../helpers/clock.js';
 
 const BASE = 'http://gw.test';
@@ -115,7 +116,7 @@ describe('client beta tasks', () => {
     });
     const e = await tasks.remove(c, 'cgt-1').catch((x: unknown) => x);
     expect(e).toMatchObject({ status: 409, code: 'InvalidAction.RunningTaskDeletion', type: 'Conflict' });
-    expect((e as GatewayError).hint).toMatch(/wait until it ends/);
+    expect(hintOf(e as GatewayError)).toMatch(/wait until it ends/);
     pool.intercept({ path: `${tasks.BETA_TASKS_PATH}/cgt-2`, method: 'GET' }).reply(200, { id: 'cgt-2' });
     await expect(tasks.retrieve(c, 'cgt-2')).rejects.toThrow(ResponseShapeError);
   });

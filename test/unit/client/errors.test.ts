@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { AuthError, GatewayError, errorFromBody } from '../../../src/client/errors.js';
+import {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  GatewayError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  errorFromBody,
+} from '../../../src/client/errors.js';
+import { exitCodeOf, hintOf } from '../../../src/core/error-map.js';
 
 describe('errorFromBody maps every documented error shape to one GatewayError', () => {
   it('common §2.4 body: code, message, request ids and the documented hint', () => {
@@ -18,9 +29,9 @@ describe('errorFromBody maps every documented error shape to one GatewayError', 
     expect(e.status).toBe(404);
     expect(e.requestId).toBe('req-1');
     expect(e.upstreamRequestId).toBe('up-9');
-    expect(e.hint).toMatch(/gw models/);
-    expect(e.hint).toMatch(/token.*channel.*entitlement/);
-    expect(e.exitCode).toBe(1);
+    expect(hintOf(e)).toMatch(/gw models/);
+    expect(hintOf(e)).toMatch(/token.*channel.*entitlement/);
+    expect(exitCodeOf(e)).toBe(1);
     expect(e.toJSON()).toEqual({ error: body.error });
   });
 
@@ -38,7 +49,7 @@ describe('errorFromBody maps every documented error shape to one GatewayError', 
     expect(e.type).toBe('Conflict');
     expect(e.param).toBe('task_id');
     expect(e.requestId).toBe('req-2');
-    expect(e.hint).toMatch(/running task cannot be deleted/);
+    expect(hintOf(e)).toMatch(/running task cannot be deleted/);
   });
 
   it('asset library ResponseMetadata.Error', () => {
@@ -53,7 +64,7 @@ describe('errorFromBody maps every documented error shape to one GatewayError', 
     expect(e.code).toBe('ResourceNotFound.Asset');
     expect(e.message).toBe('no such asset');
     expect(e.requestId).toBe('rm-3');
-    expect(e.hint).toMatch(/another tenant/);
+    expect(hintOf(e)).toMatch(/another tenant/);
   });
 
   it('alpha envelope with a non-zero code', () => {
@@ -77,7 +88,7 @@ describe('errorFromBody maps every documented error shape to one GatewayError', 
     expect(e.requestId).toBe('req-5');
   });
 
-  it('401 and 403 become AuthError with exit code 3', () => {
+  it('401 and 403 become AuthenticationError / PermissionDeniedError, which the CLI exits 3 for', () => {
     const e401 = errorFromBody(
       401,
       JSON.stringify({ error: { message: 'bad token', code: 'invalid_api_key' } }),
@@ -88,9 +99,35 @@ describe('errorFromBody maps every documented error shape to one GatewayError', 
       JSON.stringify({ error: { message: 'forbidden', code: 'permission_denied' } }),
       'r',
     );
-    expect(e401).toBeInstanceOf(AuthError);
-    expect(e401.exitCode).toBe(3);
-    expect(e403.exitCode).toBe(3);
-    expect(e403.hint).toMatch(/quota|enabled/);
+    expect(e401).toBeInstanceOf(AuthenticationError);
+    expect(e403).toBeInstanceOf(PermissionDeniedError);
+    expect(exitCodeOf(e401)).toBe(3);
+    expect(exitCodeOf(e403)).toBe(3);
+    expect(hintOf(e403)).toMatch(/quota|enabled/);
+  });
+
+  it('chooses the class from the status, as the official SDKs do; the client sets no CLI hint', () => {
+    const cases: [number, new (...a: never[]) => GatewayError][] = [
+      [400, BadRequestError],
+      [404, NotFoundError],
+      [409, ConflictError],
+      [429, RateLimitError],
+      [500, InternalServerError],
+      [503, InternalServerError],
+    ];
+    for (const [status, Cls] of cases) {
+      const e = errorFromBody(status, JSON.stringify({ error: { code: 'x', message: 'm' } }), 'r', {
+        'x-gateway-request-id': 'r',
+      });
+      expect(e).toBeInstanceOf(Cls);
+      expect(e).toBeInstanceOf(GatewayError);
+      expect(e.status).toBe(status);
+      expect(e.headers['x-gateway-request-id']).toBe('r');
+      expect(e.hint).toBeUndefined();
+      expect('exitCode' in e).toBe(false);
+    }
+    const m = errorFromBody(404, JSON.stringify({ error: { code: 'model_not_found', message: 'm' } }), 'r');
+    expect(m.hint).toBeUndefined();
+    expect(hintOf(m)).toMatch(/gw models/);
   });
 });

@@ -3,9 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AuthError, ConnectionError, GatewayError, ResponseShapeError } from '../../../src/client/errors.js';
+import {
+  AuthenticationError,
+  ConnectionError,
+  GatewayError,
+  ResponseShapeError,
+  TimeoutError,
+} from '../../../src/client/errors.js';
+import { exitCodeOf } from '../../../src/core/error-map.js';
 import { GatewayClient, type Exchange } from '../../../src/client/gateway-client.js';
-import { TimeoutError } from '../../../src/core/errors.js';
 
 const TOKEN = 'sk-test-abcdef123456';
 const ORIGIN = 'http://gw.test';
@@ -103,7 +109,7 @@ describe('GatewayClient.request', () => {
     expect(agent.getCallHistory()?.calls().length).toBe(1);
   });
 
-  it('maps 401 to AuthError (exit 3) with the request id', async () => {
+  it('maps 401 to AuthenticationError (exit 3 in the CLI) with the request id', async () => {
     const agent = mock();
     agent
       .get(ORIGIN)
@@ -111,9 +117,9 @@ describe('GatewayClient.request', () => {
       .reply(401, { error: { code: 'invalid_api_key', message: 'bad token (r-1)', request_id: 'r-1' } });
     const { c } = client(agent);
     const e = await c.request({ method: 'GET', path: '/v1/models' }).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(AuthError);
-    expect((e as AuthError).exitCode).toBe(3);
-    expect((e as AuthError).requestId).toBe('r-1');
+    expect(e).toBeInstanceOf(AuthenticationError);
+    expect(exitCodeOf(e as AuthenticationError)).toBe(3);
+    expect((e as AuthenticationError).requestId).toBe('r-1');
   });
 
   it('rejects malformed JSON and answers that do not match the schema with ResponseShapeError', async () => {
@@ -156,7 +162,7 @@ describe('GatewayClient.request', () => {
       .request({ method: 'POST', path: '/v1/chat/completions', body: {} })
       .catch((x: unknown) => x);
     expect(e).toBeInstanceOf(TimeoutError);
-    expect((e as TimeoutError).exitCode).toBe(4);
+    expect(exitCodeOf(e as TimeoutError)).toBe(4);
     await c.close();
   });
 

@@ -8,6 +8,7 @@ import * as embeddings from '../../../src/client/resources/embeddings.js';
 import * as messages from '../../../src/client/resources/messages.js';
 import * as responses from '../../../src/client/resources/responses.js';
 import { UsageError } from '../../../src/core/errors.js';
+import { exitCodeOf, hintOf } from '../../../src/core/error-map.js';
 
 interface Seen {
   body: unknown;
@@ -128,7 +129,7 @@ describe('chat.stream', () => {
     expect(e.code).toBe('upstream_error');
     expect(e.message).toBe('boom (rid-9)');
     expect(e.requestId).toBe('rid-9');
-    expect(e.exitCode).toBe(1);
+    expect(exitCodeOf(e)).toBe(1);
     expect(e.toJSON()).toEqual({
       error: { message: 'boom (rid-9)', type: 'server_error', code: 'upstream_error', request_id: 'rid-9' },
     });
@@ -168,7 +169,7 @@ describe('chat.stream', () => {
     );
     const err = (await chat.stream(client, CHAT_BODY).catch((e: unknown) => e)) as GatewayError;
     expect(err.code).toBe('model_not_found');
-    expect(err.hint).toMatch(/gw models/);
+    expect(hintOf(err)).toMatch(/gw models/);
   });
 });
 

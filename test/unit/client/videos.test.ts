@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../src/client/errors.js';
+import {
+  GatewayError,
+  RequestValidationError,
+  TaskFailedError,
+  TimeoutError,
+} from '../../../src/client/errors.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import * as videos from '../../../src/client/resources/videos.js';
-import { TaskFailedError, TimeoutError, UsageError } from '../../../src/core/errors.js';
 import { DEFAULT_SIM_TOKEN } from '../../../src/sim/config.js';
 import { useSim } from '../../helpers/sim.js';
 import { fakeClock } from '../../helpers/clock.js';
@@ -40,11 +44,11 @@ describe('client/resources/videos', () => {
     await client.close();
   });
 
-  it('checks §2.3 before sending (a UsageError carrying the documented code), unless validation is off', async () => {
+  it('checks §2.3 before sending (a RequestValidationError carrying the documented code), unless validation is off', async () => {
     const { sim, client } = await setup();
     const err = await videos.create(client, { model: 'clip-1.1-t2v', seconds: 2 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(UsageError);
-    expect(err).toMatchObject({ code: 'invalid_duration', field: 'seconds', exitCode: 2 });
+    expect(err).toBeInstanceOf(RequestValidationError);
+    expect(err).toMatchObject({ code: 'invalid_duration', param: 'seconds' });
     expect(sim.requests).toHaveLength(0);
     const loose = new GatewayClient({ baseUrl: sim.baseUrl, token: DEFAULT_SIM_TOKEN, validate: false });
     const gw = await videos.create(loose, { model: 'clip-1.1-t2v', seconds: 2 }).catch((e: unknown) => e);

@@ -80,28 +80,6 @@ describe('download', () => {
     expect(readFileSync(file).equals(DATA)).toBe(true);
   });
 
-  it('gives each chunk back through release() only after it is written', async () => {
-    const file = join(dir(), 'out.mp4');
-    const released: Buffer[] = [];
-    const body = answer();
-    const r = await download({
-      open: () =>
-        Promise.resolve({
-          ...body,
-          release: (c: Buffer) => {
-            // Written means on disk: the file already holds every byte released so far.
-            released.push(c);
-            expect(readFileSync(partPath(file)).length).toBeGreaterThanOrEqual(
-              released.reduce((n, b) => n + b.length, 0),
-            );
-          },
-        }),
-      file,
-    });
-    expect(r.bytes).toBe(DATA.length);
-    expect(Buffer.concat(released).equals(DATA)).toBe(true);
-  });
-
   it('refuses to overwrite an existing file without force, before opening anything', async () => {
     const file = join(dir(), 'out.mp4');
     writeFileSync(file, 'old');

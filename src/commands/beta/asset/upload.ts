@@ -9,6 +9,7 @@ import { InterruptedError, UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
 import { ask, isPromptExit, newGroup, type Plan } from './upload-flow.js';
 import { assertAllActive, assetResumeCommand, watchAssets } from './wait.js';
+import { isInterrupted } from '../../../core/error-map.js';
 
 /** `gw beta asset upload`: group + URLs → assets → live status until Active/Failed → `asset://<id>` refs. */
 export default function uploadCommand(rt: Runtime): Command {
@@ -84,7 +85,7 @@ Examples:
           }
           final = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
         } catch (e) {
-          const interrupted = isPromptExit(e) || e instanceof InterruptedError;
+          const interrupted = isPromptExit(e) || isInterrupted(e);
           // The terminal echoed ^C mid-line: start the refs on a fresh line so they can be copied as they are.
           if (interrupted && ctx.io.stderr.isTTY === true) ctx.io.stderr.write('\n');
           // Whatever was created stays usable: the ids are journaled; print them so nothing is lost.

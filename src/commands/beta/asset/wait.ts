@@ -4,6 +4,7 @@ import { ASSET_POLL_STEPS_MS, isAssetFinal, type Asset } from '../../../contract
 import { formatDuration } from '../../../core/duration.js';
 import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { isTimeout, isInterrupted } from '../../../core/error-map.js';
 
 /** The command that resumes waiting for these assets. */
 export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
@@ -45,7 +46,7 @@ export async function watchAssets(
   o: { timeoutMs: number | undefined },
 ): Promise<Asset[]> {
   const assets = await import('../../../client/resources/beta-assets.js');
-  const { poll } = await import('../../../core/poll.js');
+  const { poll } = await import('../../../client/poll.js');
   const seen = new Map<string, Asset | undefined>(ids.map((id) => [id, undefined]));
   const err = ctx.io.stderr;
   let drawn = 0;
@@ -76,13 +77,12 @@ export async function watchAssets(
   } catch (e) {
     const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);
     const hint = `resume with: ${assetResumeCommand(ctx, model, open.length > 0 ? open : ids)}`;
-    if (e instanceof TimeoutError)
+    if (isTimeout(e))
       throw new TimeoutError(`assets still Processing: ${open.join(', ')} (${e.message})`, {
         hint,
         requestId: e.requestId,
       });
-    if (e instanceof InterruptedError)
-      throw new InterruptedError('interrupted while waiting for assets', { hint });
+    if (isInterrupted(e)) throw new InterruptedError('interrupted while waiting for assets', { hint });
     throw e;
   } finally {
     for (const [id, a] of seen) if (a !== undefined) ctx.journal().update('beta-asset', id, a.Status);

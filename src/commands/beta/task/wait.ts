@@ -4,6 +4,7 @@ import type { BetaTask } from '../../../contract/beta.js';
 import { formatDuration } from '../../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { isTimeout, isInterrupted } from '../../../core/error-map.js';
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(ctx: Context, id: string): string {
@@ -39,14 +40,13 @@ export async function followTask(
     spin.stop();
     if (last !== undefined) ctx.journal().update('beta-task', id, last.status);
     const hint = `resume with: ${resumeCommand(ctx, id)}`;
-    if (e instanceof TimeoutError) {
+    if (isTimeout(e)) {
       throw new TimeoutError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, {
         hint,
         requestId: e.requestId,
       });
     }
-    if (e instanceof InterruptedError)
-      throw new InterruptedError(`interrupted while waiting for task ${id}`, { hint });
+    if (isInterrupted(e)) throw new InterruptedError(`interrupted while waiting for task ${id}`, { hint });
     throw e;
   }
   ctx.journal().update('beta-task', id, task.status);

@@ -7,7 +7,7 @@ import {
   parseDynamicMaskFlag,
   parseJsonFlag,
   parseNumberFlag,
-} from '../../../src/contract/alpha-flags.js';
+} from '../../../src/commands/alpha/flags.js';
 import { UsageError } from '../../../src/core/errors.js';
 import { makeJpeg, makePng } from '../../helpers/images.js';
 

@@ -3,9 +3,9 @@
  * the warnings gw gives where the upstream may fail a task the gateway accepts, and the abbreviated body of
  * `--dry-run`. Values are not judged here (that is alpha.ts's job, so `--no-validate` can still send them).
  */
-import { UsageError } from '../core/errors.js';
-import { sniffImageType } from '../core/image-size.js';
-import { base64ImageInfo, isBase64, readableMasks } from './alpha.js';
+import { UsageError } from '../../core/errors.js';
+import { sniffImageType } from '../../contract/image-size.js';
+import { base64ImageInfo, isBase64, readableMasks } from '../../contract/alpha.js';
 
 /** `--dynamic-mask <file>:<x,y;x,y;...>` split into the mask source and its trajectory points. */
 export function parseDynamicMaskFlag(spec: string): {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, GatewayError } from '../../../src/client/errors.js';
-import { TimeoutError } from '../../../src/core/errors.js';
-import { poll } from '../../../src/core/poll.js';
+import { ConnectionError, GatewayError, TimeoutError } from '../../../src/client/errors.js';
+import { poll } from '../../../src/client/poll.js';
 import { fakeClock } from '../../helpers/clock.js';
 
 function clock(): { now: () => number; sleep: (ms: number) => Promise<void> } {

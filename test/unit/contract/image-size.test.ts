@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { imageSize, sniffImageType } from '../../../src/core/image-size.js';
+import { imageSize, sniffImageType } from '../../../src/contract/image-size.js';
 import { makeJpeg, makePng } from '../../helpers/images.js';
 
 describe('imageSize', () => {

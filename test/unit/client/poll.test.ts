@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, GatewayError } from '../../../src/client/errors.js';
-import { InterruptedError, TimeoutError } from '../../../src/core/errors.js';
-import { poll } from '../../../src/core/poll.js';
+import { ConnectionError, GatewayError, TimeoutError, UserAbortError } from '../../../src/client/errors.js';
+import { poll } from '../../../src/client/poll.js';
 import { fakeClock } from '../../helpers/clock.js';
 
 /** A fake clock: sleeping advances it, nothing waits on real time. */
@@ -164,7 +163,7 @@ describe('poll', () => {
     expect(c.sleeps).toEqual([2000, 5000, 10_000, 20_000, 20_000]);
   });
 
-  it('stops with InterruptedError when the signal aborts', async () => {
+  it('stops with UserAbortError when the signal aborts', async () => {
     const ac = new AbortController();
     const c = clock();
     await expect(
@@ -178,6 +177,6 @@ describe('poll', () => {
         },
         now: c.now,
       }),
-    ).rejects.toBeInstanceOf(InterruptedError);
+    ).rejects.toBeInstanceOf(UserAbortError);
   });
 });

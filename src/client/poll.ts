@@ -1,6 +1,5 @@
-import { backoffDelay, sleep as realSleep } from '../client/backoff.js';
-import { ConnectionError, GatewayError } from '../client/errors.js';
-import { InterruptedError, TimeoutError, type GwError } from './errors.js';
+import { backoffDelay, sleep as realSleep } from './backoff.js';
+import { ConnectionError, GatewayError, TimeoutError, UserAbortError } from './errors.js';
 
 /** How to follow a task until it ends. */
 export interface PollOptions<T> {
@@ -13,7 +12,7 @@ export interface PollOptions<T> {
   maxMs?: number;
   /** A fixed schedule (e.g. beta assets: 2, 5, 10, 20 s), its last step repeated. */
   steps?: readonly number[];
-  /** Overall limit; past it a TimeoutError (exit 4) is thrown. */
+  /** Overall limit; past it a TimeoutError is thrown. */
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
   /** Called after every successful fetch. */
@@ -33,13 +32,14 @@ export interface PollOptions<T> {
 
 function transient(e: unknown): boolean {
   if (e instanceof ConnectionError) return true;
-  return e instanceof GatewayError && (e.status === 408 || e.status === 429 || e.status >= 500);
+  const status = e instanceof GatewayError ? e.status : undefined;
+  return status !== undefined && (status === 408 || status === 429 || status >= 500);
 }
 
 /**
  * Polls until `done`, with capped exponential backoff and jitter (or a fixed step schedule), honouring
  * Retry-After on 429/503 answers, absorbing a bounded number of transient errors, and stopping with a
- * TimeoutError or InterruptedError that the caller decorates with the resume command.
+ * TimeoutError or UserAbortError that the caller decorates with the resume command.
  */
 export async function poll<T>(o: PollOptions<T>): Promise<T> {
   const now = o.now ?? Date.now;
@@ -48,7 +48,7 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
   const deadline = o.timeoutMs !== undefined ? started + o.timeoutMs : Infinity;
   let attempt = 0;
   let failures = 0;
-  let lastError: GwError | undefined;
+  let lastError: GatewayError | undefined;
   // A limit reached while the gateway kept failing names the last failure and its request id.
   const timedOut = (): TimeoutError => {
     const s = Math.round((now() - started) / 1000);
@@ -59,7 +59,7 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
     });
   };
   for (;;) {
-    if (o.signal?.aborted) throw new InterruptedError();
+    if (o.signal?.aborted) throw new UserAbortError();
     let wait: number;
     try {
       const record = await o.fetch(o.signal);
@@ -70,7 +70,7 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
     } catch (e) {
       failures++;
       if (!transient(e) || (deadline === Infinity && failures > (o.maxTransient ?? 8))) throw e;
-      lastError = e as GwError;
+      lastError = e as GatewayError;
       const retryAfter = e instanceof GatewayError ? e.retryAfterMs : undefined;
       wait = retryAfter ?? nextDelay(o, attempt++);
       o.onTransient?.(e as Error, wait);
@@ -80,7 +80,7 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
     try {
       await sleep(Math.min(wait, left), o.signal);
     } catch {
-      throw new InterruptedError();
+      throw new UserAbortError();
     }
     if (now() >= deadline) {
       // One last look, so a task that finished during the final sleep is not reported as a timeout.
@@ -89,7 +89,7 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
         record = await o.fetch(o.signal);
       } catch (e) {
         if (!transient(e)) throw e;
-        lastError = e as GwError;
+        lastError = e as GatewayError;
         failures++;
         throw timedOut();
       }

@@ -1,0 +1,70 @@
+/**
+ * The connection pool of a GatewayClient, on undici's public API only. `EnvHttpProxyAgent` honours HTTPS_PROXY,
+ * HTTP_PROXY and NO_PROXY (and their lower-case forms) as curl does: an https gateway is reached through a CONNECT
+ * tunnel (the bearer token travels inside TLS, the proxy sees only the host name), a plain-http gateway through an
+ * ordinary forward request. Extra certificate authorities (`ca`) are added to Node's own trust store (which already
+ * holds NODE_EXTRA_CA_CERTS), for direct and tunnelled connections alike.
+ */
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+
+/** Settings of the default dispatcher. */
+export interface TransportOptions {
+  /** Limit of a TCP/TLS connect, in milliseconds. */
+  connectTimeoutMs: number;
+  /** Extra trusted certificates (PEM text), added to the built-in ones. */
+  ca?: string | readonly string[] | undefined;
+  /** Where HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or their lower-case forms) are read; default process.env. */
+  env?: Record<string, string | undefined> | undefined;
+}
+
+/** The proxy settings of an environment, lower-case names first (as curl and undici read them). */
+export function proxySettings(env: Record<string, string | undefined>): {
+  httpProxy: string;
+  httpsProxy: string;
+  noProxy: string;
+} {
+  const pick = (name: string): string => env[name.toLowerCase()] || env[name.toUpperCase()] || '';
+  const httpProxy = pick('http_proxy');
+  return { httpProxy, httpsProxy: pick('https_proxy') || httpProxy, noProxy: pick('no_proxy') };
+}
+
+/** The default dispatcher: keep-alive pool per origin, proxies from the environment, extra CAs. */
+export function createDispatcher(o: TransportOptions): Dispatcher {
+  const extra = o.ca === undefined ? [] : typeof o.ca === 'string' ? [o.ca] : [...o.ca];
+  // Node replaces (not extends) its trust store when `ca` is given: keep the built-in roots. NODE_EXTRA_CA_CERTS
+  // is honoured by Node only while `ca` is absent, so read it here too.
+  const env = o.env ?? process.env;
+  const envExtra = env.NODE_EXTRA_CA_CERTS;
+  const tls =
+    extra.length > 0
+      ? {
+          ca: [
+            ...rootCertificates,
+            ...(envExtra !== undefined && envExtra !== '' ? [readPem(envExtra)] : []),
+            ...extra,
+          ],
+        }
+      : {};
+  const options = {
+    keepAliveTimeout: 4_000,
+    connect: { timeout: o.connectTimeoutMs, ...tls },
+    // Through a proxy, the TLS session to the gateway runs inside the tunnel: the same trust store.
+    requestTls: { timeout: o.connectTimeoutMs, ...tls },
+    // A plain-http gateway goes through a plain-http proxy as a forward request (what curl does; most corporate
+    // proxies allow CONNECT only to port 443). https always tunnels.
+    proxyTunnel: false,
+    // Read here rather than by undici from process.env, so an embedding program (and gw's tests) can pass its own.
+    ...proxySettings(env),
+  };
+  return new EnvHttpProxyAgent(options);
+}
+
+function readPem(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return ''; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS
+  }
+}

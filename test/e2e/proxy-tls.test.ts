@@ -1,0 +1,170 @@
+// Proxies (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and extra CAs (--ca-file, GW_CA_FILE, NODE_EXTRA_CA_CERTS), driving the
+// real bin/gw through real proxies on loopback. `gateway.internal` resolves only inside the proxy.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawnGw } from '../helpers/gw.js';
+import { startProxy } from '../helpers/proxy.js';
+import { useSim } from '../helpers/sim.js';
+import { GATEWAY_CERT, startTlsFront } from '../helpers/tls-front.js';
+
+/** No proxy variables from the machine running the tests. */
+const NO_PROXY_ENV = {
+  HTTP_PROXY: '',
+  HTTPS_PROXY: '',
+  NO_PROXY: '',
+  http_proxy: '',
+  https_proxy: '',
+  no_proxy: '',
+};
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function port(url: string): string {
+  return new URL(url).port;
+}
+
+describe('proxies', () => {
+  it('reaches a plain-http gateway through HTTP_PROXY as forward requests, by a name only the proxy resolves', async () => {
+    const sim = await useSim();
+    const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
+    const r = await spawnGw(['models', '--json'], {
+      env: {
+        ...NO_PROXY_ENV,
+        http_proxy: proxy.url,
+        GW_BASE_URL: `http://gateway.internal:${port(sim.baseUrl)}`,
+        GW_TOKEN: sim.env.GW_TOKEN,
+      },
+    });
+    // The only note: the token crosses plain http (through the proxy too).
+    expect(r.stderr.trim()).toMatch(
+      /^warning: the token travels unencrypted over http to gateway\.internal:\d+; use https$/,
+    );
+    expect(r.exitCode).toBe(0);
+    expect((JSON.parse(r.stdout) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    expect(proxy.forwards.map((f) => f.url)).toEqual([
+      `http://gateway.internal:${port(sim.baseUrl)}/v1/models`,
+    ]);
+    expect(proxy.connects).toEqual([]);
+  });
+
+  it('goes direct for hosts in NO_PROXY', async () => {
+    const sim = await useSim();
+    const proxy = await startProxy();
+    const r = await spawnGw(['models', '--json'], {
+      env: { ...NO_PROXY_ENV, HTTP_PROXY: proxy.url, NO_PROXY: 'localhost,127.0.0.1', ...sim.env },
+    });
+    expect(r.exitCode).toBe(0);
+    expect(proxy.forwards).toEqual([]);
+    expect(proxy.connects).toEqual([]);
+  });
+
+  it('downloads through the proxy too (the gateway and the redirect to the CDN origin)', async () => {
+    const sim = await useSim();
+    const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
+    const dir = mkdtempSync(join(tmpdir(), 'gw-proxy-dl-'));
+    dirs.push(dir);
+    const env = {
+      ...NO_PROXY_ENV,
+      HTTP_PROXY: proxy.url,
+      GW_BASE_URL: `http://gateway.internal:${port(sim.baseUrl)}`,
+      GW_TOKEN: sim.env.GW_TOKEN,
+      GW_STATE_DIR: join(dir, 'state'),
+    };
+    const created = await spawnGw(
+      ['video', 'create', 'a fox', '-m', 'clip-1.1-t2v', '--seconds', '3', '--resolution', '720p'],
+      { env },
+    );
+    expect(created.exitCode).toBe(0);
+    const id = created.stdout.trim();
+    expect((await spawnGw(['video', 'wait', id, '--timeout', '30s'], { env })).exitCode).toBe(0);
+    const out = join(dir, 'fox.mp4');
+    const dl = await spawnGw(['video', 'download', id, '-o', out], { env });
+    // The only note: the token crosses plain http (through the proxy too).
+    expect(dl.stderr.trim()).toMatch(
+      /^warning: the token travels unencrypted over http to gateway\.internal:\d+; use https$/,
+    );
+    expect(dl.exitCode).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    const urls = proxy.forwards.map((f) => f.url);
+    expect(urls).toContain(`http://gateway.internal:${port(sim.baseUrl)}/v1/videos/${id}/content`);
+    const cdn = proxy.forwards.find((f) => f.url.startsWith(sim.cdnUrl));
+    expect(cdn).toBeDefined();
+    // The token never goes to the CDN origin, proxy or not.
+    expect(cdn?.headers.authorization).toBeUndefined();
+    expect(readFileSync(out).length).toBeGreaterThan(0);
+  });
+});
+
+describe('https through a CONNECT proxy, with an extra CA', () => {
+  it('tunnels to a name only the proxy resolves; the token travels only inside TLS', async () => {
+    const sim = await useSim();
+    const front = await startTlsFront(sim.baseUrl);
+    const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
+    const r = await spawnGw(['--ca-file', GATEWAY_CERT, 'models', '--json'], {
+      env: {
+        ...NO_PROXY_ENV,
+        HTTPS_PROXY: proxy.url,
+        GW_BASE_URL: `https://gateway.internal:${front.port}/v1`,
+        GW_TOKEN: sim.env.GW_TOKEN,
+      },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(proxy.connects).toEqual([`gateway.internal:${front.port}`]);
+    expect(proxy.forwards).toEqual([]);
+    expect(front.authorizations).toEqual([`Bearer ${sim.env.GW_TOKEN}`]);
+    const seen = Buffer.concat(proxy.tunnelBytes);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.includes(Buffer.from(sim.env.GW_TOKEN))).toBe(false);
+  });
+
+  it('refuses an untrusted certificate: tls_failed naming the host, a --ca-file hint, exit 3', async () => {
+    const sim = await useSim();
+    const front = await startTlsFront(sim.baseUrl);
+    const r = await spawnGw(['models'], {
+      env: { ...NO_PROXY_ENV, GW_BASE_URL: `https://127.0.0.1:${front.port}`, GW_TOKEN: sim.env.GW_TOKEN },
+    });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^error: tls_failed: GET /v1/models: TLS to 127\\.0\\.0\\.1:${front.port} failed: .*self-signed`,
+      ),
+    );
+    expect(r.stderr).toMatch(/hint: .*--ca-file/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(2);
+    expect(front.authorizations).toEqual([]);
+  });
+
+  it('trusts the CA from GW_CA_FILE and from NODE_EXTRA_CA_CERTS', async () => {
+    const sim = await useSim();
+    const front = await startTlsFront(sim.baseUrl);
+    const base = {
+      ...NO_PROXY_ENV,
+      GW_BASE_URL: `https://localhost:${front.port}`,
+      GW_TOKEN: sim.env.GW_TOKEN,
+    };
+    const viaEnv = await spawnGw(['models', '--json'], { env: { ...base, GW_CA_FILE: GATEWAY_CERT } });
+    expect(viaEnv.stderr).toBe('');
+    expect(viaEnv.exitCode).toBe(0);
+    const viaNode = await spawnGw(['models', '--json'], {
+      env: { ...base, NODE_EXTRA_CA_CERTS: GATEWAY_CERT },
+    });
+    expect(viaNode.stderr).toBe('');
+    expect(viaNode.exitCode).toBe(0);
+  });
+
+  it('an unreadable --ca-file is exit 2 before anything is sent', async () => {
+    const sim = await useSim();
+    const r = await spawnGw(['--ca-file', '/nonexistent/ca.pem', 'models'], {
+      env: { ...NO_PROXY_ENV, ...sim.env },
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^error: invalid_input: ca-file: cannot read \/nonexistent\/ca.pem/);
+    expect(sim.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * Small proxies on 127.0.0.1 for tests: a CONNECT tunnel and a plain HTTP forward proxy in one node:http server.
+ * `hosts` maps names only the proxy knows (e.g. `gateway.internal`) to a loopback address, so a client reaching
+ * them must go through the proxy (it cannot resolve them itself). Everything seen is recorded.
+ */
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
+
+/** What the proxy saw. */
+export interface ProxyLog {
+  /** `host:port` of each CONNECT request. */
+  connects: string[];
+  /** Absolute URLs of forwarded (plain HTTP) requests, with their headers. */
+  forwards: { url: string; headers: IncomingHttpHeaders }[];
+  /** Every byte that crossed a CONNECT tunnel from the client (to check nothing readable leaks). */
+  tunnelBytes: Buffer[];
+}
+
+/** A running proxy. */
+export interface TestProxy extends ProxyLog {
+  url: string;
+  close(): Promise<void>;
+}
+
+const open: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    open.splice(0).map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.closeAllConnections();
+          s.close(() => resolve());
+        }),
+    ),
+  );
+});
+
+/** Starts a proxy; `hosts` maps a host name to `127.0.0.1` (the port is kept). Closed after each test. */
+export async function startProxy(hosts: Record<string, string> = {}): Promise<TestProxy> {
+  const log: ProxyLog = { connects: [], forwards: [], tunnelBytes: [] };
+  const sockets = new Set<Socket>();
+  const mapHost = (host: string): string => hosts[host.toLowerCase()] ?? host;
+  const server = createServer((req, res) => {
+    // A forward request: the request line carries the absolute URL.
+    const target = new URL(req.url ?? '/');
+    log.forwards.push({ url: target.href, headers: req.headers });
+    const headers = { ...req.headers };
+    delete headers['proxy-connection'];
+    const up = httpRequest(
+      {
+        host: mapHost(target.hostname),
+        port: target.port || 80,
+        path: `${target.pathname}${target.search}`,
+        method: req.method,
+        headers,
+      },
+      (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
+    up.on('error', () => {
+      res.writeHead(502).end('bad gateway');
+    });
+    req.pipe(up);
+  });
+  server.on('connect', (req, client: Socket, head: Buffer) => {
+    const target = req.url ?? '';
+    log.connects.push(target);
+    const at = target.lastIndexOf(':');
+    const host = mapHost(target.slice(0, at));
+    const port = Number(target.slice(at + 1));
+    const up = connect(port, host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) up.write(head);
+      client.on('data', (b: Buffer) => log.tunnelBytes.push(b));
+      client.pipe(up);
+      up.pipe(client);
+    });
+    sockets.add(up);
+    up.on('close', () => sockets.delete(up));
+    up.on('error', () => client.destroy());
+    client.on('error', () => up.destroy());
+  });
+  server.on('close', () => {
+    for (const s of sockets) s.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  open.push(server);
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(log, {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}
