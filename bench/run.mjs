@@ -3,7 +3,7 @@
 // prints, and exits 0 even when a figure misses (exit 1 only when a measurement could not be made).
 //
 //   npm run bench                 all figures (under 5 minutes on 2 cores)
-//   npm run bench -- startup      only some sections: startup, download, stream, probe
+//   npm run bench -- startup      only some sections: startup, download, stream, probe, load
 //   npm run bench -- --markdown   also print the README table
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -16,6 +16,8 @@ const SECTIONS = {
   download: async () => (await import('./download.mjs')).download(),
   stream: async () => (await import('./stream.mjs')).stream(),
   probe: async () => (await import('./probe.mjs')).probe(),
+  batch: async () => (await import('./batch.mjs')).batch(),
+  load: async () => (await import('./load.mjs')).load(),
 };
 
 const args = process.argv.slice(2);

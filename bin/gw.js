@@ -8,6 +8,15 @@ const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const argv = process.argv.slice(2);
+
+// `gw --help | head`, `gw completion bash | head -1`: once the reader is gone there is nowhere to print; stop
+// quietly as Unix tools do (exit status of the pipe's writer), never with an unhandled 'error' event.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e) => {
+    if (e && (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED')) process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
 const only = argv.length === 1 ? argv[0] : undefined;
 
 /** A file of the package, or undefined when it is missing. */
@@ -34,7 +43,11 @@ if (only === '--version' || only === '-V') {
   require('node:v8').setFlagsFromString('--liftoff-only');
   import('../dist/cli.js').then(
     async ({ main }) => {
-      process.exitCode = await main(argv);
+      const code = await main(argv);
+      process.exitCode = code;
+      // Interrupted (Ctrl-C, SIGTERM): the error and resume command are printed. Work abandoned in the thread
+      // pool (a read of a pipe that never sends) must not keep the process alive: leave shortly if it would.
+      if (code === 130 || code === 143) setTimeout(() => process.exit(code), 200).unref();
     },
     (e) => {
       process.stderr.write(`error: internal: cannot load gw (${e.message}); run \`npm run build\`\n`);

@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Context, Runtime } from './commands/context.js';
 import { COMMANDS } from './commands/registry.js';
-import { ExitCode, GwError, InterruptedError, UsageError } from './core/errors.js';
+import { ExitCode, GwError, InterruptedError, UsageError, isAbortError } from './core/errors.js';
 import { processIo, type Io } from './ui/io.js';
 
 /** The version printed by `gw --version`. */
@@ -85,13 +85,18 @@ function applyIo(cmd: Command, io: Io): void {
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
   let signal = io.signal;
   let cleanup = (): void => {};
+  let terminated = false;
+  // SIGTERM ends like Ctrl-C (the resume command printed) but exits 143, as shells expect of a terminated job.
+  const exitOf = (code: number): number =>
+    terminated && code === ExitCode.interrupted ? ExitCode.terminated : code;
   if (signal === undefined && io.stdout === process.stdout) {
     const ac = new AbortController();
     signal = ac.signal;
     let hits = 0;
-    const onSignal = (): void => {
+    const onSignal = (sig: NodeJS.Signals): void => {
       hits++;
-      if (hits > 1) process.exit(ExitCode.interrupted);
+      if (sig === 'SIGTERM') terminated = true;
+      if (hits > 1) process.exit(terminated ? ExitCode.terminated : ExitCode.interrupted);
       ac.abort(new InterruptedError());
     };
     // `gw … | head`: once the reader is gone there is nowhere to print; stop quietly, as Unix tools do.
@@ -130,9 +135,9 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     const program = await buildProgram(argv, rt);
     applyIo(program, io);
     await program.parseAsync([...argv], { from: 'user' });
-    return exitCode;
+    return exitOf(exitCode);
   } catch (e) {
-    return await renderError(e, io, ctx, argv);
+    return exitOf(await renderError(e, io, ctx, argv));
   } finally {
     cleanup();
   }
@@ -174,6 +179,21 @@ async function renderError(
   if (known !== undefined) {
     out.error(known);
     return known.exitCode;
+  }
+  // An ordinary condition that escaped a command: a file-system error (named, with its path and a hint), a
+  // prompt closed by Ctrl-C (@inquirer's ExitPromptError), an aborted operation.
+  const { fsError, isFsError } = await import('./core/fs-errors.js');
+  if (isFsError(e)) {
+    const mapped = fsError(e, { action: 'use' });
+    out.error(mapped);
+    return mapped.exitCode;
+  }
+  if (
+    e instanceof Error &&
+    (e.name === 'ExitPromptError' || e.name === 'AbortPromptError' || isAbortError(e))
+  ) {
+    out.error(new InterruptedError());
+    return ExitCode.interrupted;
   }
   // Anything else is a bug in gw: say so, without a stack trace unless --verbose.
   const err = new GwError(e instanceof Error ? e.message : String(e), { code: 'internal' });

@@ -1,6 +1,9 @@
 import { backoffDelay, sleep as realSleep } from './backoff.js';
 import { ConnectionError, GatewayError, TimeoutError, UserAbortError } from './errors.js';
 
+/** The longest Retry-After a poll honours (2 minutes): longer asks are shortened to it. */
+export const MAX_RETRY_AFTER_MS = 120_000;
+
 /** How to follow a task until it ends. */
 export interface PollOptions<T> {
   /** Fetches the current record. */
@@ -72,7 +75,12 @@ export async function poll<T>(o: PollOptions<T>): Promise<T> {
       if (!transient(e) || (deadline === Infinity && failures > (o.maxTransient ?? 8))) throw e;
       lastError = e as GatewayError;
       const retryAfter = e instanceof GatewayError ? e.retryAfterMs : undefined;
-      wait = retryAfter ?? nextDelay(o, attempt++);
+      // Retry-After is honoured up to a maximum (a server asking for 1e9 s is not waited for; Node timers also
+      // overflow past 2^31 ms); the time left caps it again below.
+      wait =
+        retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0
+          ? Math.min(retryAfter, MAX_RETRY_AFTER_MS)
+          : nextDelay(o, attempt++);
       o.onTransient?.(e as Error, wait);
     }
     const left = deadline - now();

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
-import { parseDuration } from '../core/duration.js';
+import { parsePositiveDuration } from '../core/duration.js';
 import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { Journal, type JournalEntry } from '../core/journal.js';
@@ -14,6 +14,7 @@ export type Prompts = typeof InquirerPrompts;
 import { Output } from '../ui/output.js';
 import { Progress } from '../ui/progress.js';
 import { Redactor } from '../ui/redact.js';
+import { hasControlChars } from '../ui/sanitize.js';
 
 /** The global flags of CLI.md, as commander parses them. */
 export interface GlobalOptions {
@@ -102,7 +103,8 @@ export class Context {
       profile,
       baseUrl: this.globals.baseUrl ?? (env.GW_BASE_URL || undefined) ?? profile.baseUrl,
       token: (env.GW_TOKEN || undefined) ?? profile.token,
-      timeoutMs: timeoutText !== undefined ? parseDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
+      timeoutMs:
+        timeoutText !== undefined ? parsePositiveDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
       caFile: this.globals.caFile ?? (env.GW_CA_FILE || undefined),
     };
     return this.#settings;
@@ -137,6 +139,24 @@ export class Context {
       });
     }
     this.redactor.add(token);
+    if (token !== undefined && hasControlChars(token)) {
+      const from =
+        req.tokenValue !== undefined
+          ? 'the given token'
+          : (this.io.env.GW_TOKEN ?? '') !== ''
+            ? 'GW_TOKEN'
+            : `the token of profile "${s.profileName}"`;
+      const crlf = /[\r\n]/.test(token);
+      throw new ConfigError(
+        `${from} contains ${crlf ? 'a line break (CR/LF)' : 'a control character'}; a token is one line of printable characters`,
+        {
+          code: 'token_invalid',
+          hint: crlf
+            ? "the token was probably read from a file with Windows line endings: strip them (tr -d '\\r\\n') and set it again"
+            : 'copy the token again, without control characters',
+        },
+      );
+    }
     if (url.protocol === 'http:' && !isLoopback(url.hostname) && token !== undefined) {
       this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
     }
@@ -188,7 +208,7 @@ export class Context {
    */
   waitLimitMs(own?: string): number | undefined {
     const text = own ?? this.globals.timeout;
-    return text !== undefined ? parseDuration(text, 'timeout') : undefined;
+    return text !== undefined ? parsePositiveDuration(text, 'timeout') : undefined;
   }
 
   /** The profile store (conf), for commands that write settings. */
@@ -197,20 +217,52 @@ export class Context {
     return ConfigStore.open(this.io.env);
   }
 
-  /** The journal of created tasks and assets. */
+  /**
+   * The journal of created tasks and assets. Its state updates never fail a command: a journal that cannot be
+   * written (disk full, read-only or missing state directory) is a warning, once.
+   */
   journal(): Journal {
-    return new Journal(stateDir(this.io.env));
+    const journal: Journal = new Journal(stateDir(this.io.env), {
+      onWriteError: (e) => this.#journalWarning(e),
+      onBadLine: (n) => this.out.warn(`${journal.path}: line ${n} is not a journal entry; skipped`),
+    });
+    return journal;
+  }
+
+  #journalWarned = false;
+  #journalWarning(e: unknown): void {
+    if (this.#journalWarned) return;
+    this.#journalWarned = true;
+    this.out.warn(`the journal could not be written: ${(e as Error).message}`);
   }
 
   /**
    * Journals a created task or asset (fsynced) with the profile and the gateway it was created on. Call it before
-   * printing the id: a script killed right after still finds the id in `gw history`.
+   * printing the id: a script killed right after still finds the id in `gw history`. It never throws: the thing
+   * was created (and billed), so a journal that cannot be written is a warning naming the id, and the command
+   * still prints the id and exits 0. Returns false when the journal was not written.
    */
   recordCreated(
     client: Pick<GatewayClient, 'baseUrl'>,
     entry: Omit<JournalEntry, 'createdAt' | 'profile' | 'baseUrl'>,
-  ): void {
-    this.journal().record({ ...entry, profile: this.settings().profileName, baseUrl: client.baseUrl });
+  ): boolean {
+    let profile: string | undefined;
+    try {
+      profile = this.settings().profileName;
+    } catch {
+      profile = undefined;
+    }
+    try {
+      new Journal(stateDir(this.io.env)).record({ ...entry, profile, baseUrl: client.baseUrl });
+      return true;
+    } catch (e) {
+      this.#journalWarned = true;
+      const what = entry.kind === 'beta-asset' ? 'asset' : entry.kind === 'video' ? 'video' : 'task';
+      this.out.warn(
+        `${what} ${entry.id} was created, but the journal could not be written (gw history will not list it): ${(e as Error).message}`,
+      );
+      return false;
+    }
   }
 
   /** @inquirer/prompts, loaded on first use, bound to this context's streams. */

@@ -1,5 +1,7 @@
 import { Command, Option } from 'commander';
 import type { MessageCreateParams, MessageObject } from '../contract/text.js';
+import { UsageError } from '../core/errors.js';
+import { hasControlChars } from '../ui/sanitize.js';
 import type { Runtime } from './context.js';
 import {
   CACHE_FIELDS,
@@ -22,6 +24,30 @@ interface MessagesOptions {
   usage?: boolean;
 }
 
+/** The smallest thinking budget the messages protocol accepts (budget_tokens ≥ 1024, below max_tokens). */
+export const THINKING_MIN = 1024;
+
+function checkThinking(budget: number, maxTokens: number): void {
+  if (budget < THINKING_MIN || budget >= maxTokens) {
+    throw new UsageError(
+      `thinking: ${budget} is out of range; the budget must be at least ${THINKING_MIN} and below --max-tokens (${maxTokens})`,
+      { field: 'thinking' },
+    );
+  }
+}
+
+/** A value sent as an HTTP header: one line without control characters (a CR/LF would split the header). */
+function headerFlag(value: string | undefined, field: string): void {
+  if (value !== undefined && hasControlChars(value)) {
+    throw new UsageError(
+      `${field}: the value contains a line break or control character; give one line of text`,
+      {
+        field,
+      },
+    );
+  }
+}
+
 /** `gw messages`: one messages-style call (POST /v1/messages); `--max-tokens` is required. */
 export default function messagesCommand(rt: Runtime): Command {
   return new Command('messages')
@@ -32,9 +58,12 @@ export default function messagesCommand(rt: Runtime): Command {
     .option('--system <text>', 'system prompt')
     .option('--stream', 'stream the answer (default when stdout is a terminal)')
     .addOption(new Option('--no-stream', 'wait for the complete answer'))
-    .option('--thinking <budget>', 'extended thinking with this token budget (thinking is shown on stderr)')
-    .option('--compat-version <v>', 'sent as the x-compat-version header')
-    .option('--compat-beta <v>', 'sent as the x-compat-beta header')
+    .option(
+      '--thinking <budget>',
+      `extended thinking with this token budget, at least ${THINKING_MIN} and below --max-tokens (shown on stderr)`,
+    )
+    .option('--compat-version <v>', 'sent as the x-compat-version header (one line of printable text)')
+    .option('--compat-beta <v>', 'sent as the x-compat-beta header (one line of printable text)')
     .option('--usage', 'print token usage (and cache fields) to stderr')
     .addHelpText(
       'after',
@@ -42,7 +71,7 @@ export default function messagesCommand(rt: Runtime): Command {
 Output: the text blocks; with --json the message object, or one JSON event per line when streaming.
 Examples:
   gw messages -m chat-3.7-plus --max-tokens 256 "Say hello"
-  gw messages -m chat-3.7-plus --max-tokens 1024 --thinking 512 --compat-version 2023-06-01 "Plan a trip"`,
+  gw messages -m chat-3.7-plus --max-tokens 4096 --thinking 1024 --compat-version 2023-06-01 "Plan a trip"`,
     )
     .action(
       rt.action(async (ctx, words: string[], opts: MessagesOptions) => {
@@ -54,6 +83,9 @@ Examples:
         };
         if (opts.system !== undefined) body.system = opts.system;
         const budget = intFlag(opts.thinking, 'thinking');
+        if (budget !== undefined && ctx.globals.validate) checkThinking(budget, body.max_tokens);
+        headerFlag(opts.compatVersion, 'compat_version');
+        headerFlag(opts.compatBeta, 'compat_beta');
         if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
         const call = { signal: ctx.signal, compatVersion: opts.compatVersion, compatBeta: opts.compatBeta };
 

@@ -37,6 +37,16 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   { name: 'beta', summary: 'second video family: task … | asset …', load: () => import('./beta/index.js') },
   {
+    name: 'batch',
+    summary: 'many requests from a JSONL file: run | status | retry | merge',
+    load: () => import('./batch/index.js'),
+  },
+  {
+    name: 'load',
+    summary: 'latency and throughput under load: sweeps, SLOs, merge, compare',
+    load: () => import('./load.js'),
+  },
+  {
     name: 'history',
     summary: 'tasks and assets this machine created (the journal)',
     load: () => import('./history.js'),

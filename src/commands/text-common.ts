@@ -37,12 +37,10 @@ export async function readLines(
   if (args.length > 0) return [...args];
   let text = '';
   if (file !== undefined) {
-    const { readFile } = await import('node:fs/promises');
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (e) {
-      throw new UsageError(`file: cannot read ${file}: ${(e as Error).message}`, { field: 'file' });
-    }
+    const { LOCAL_LIMITS, readLocalFile } = await import('../core/local-file.js');
+    text = (
+      await readLocalFile(file, { flag: 'file', field: 'file', limit: LOCAL_LIMITS.text, signal: ctx.signal })
+    ).toString('utf8');
   } else if (ctx.io.stdin.isTTY !== true) text = await readAll(ctx.io.stdin);
   const lines = text.split(/\r?\n/).filter((l) => l.trim().length > 0);
   if (lines.length === 0) {

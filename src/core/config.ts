@@ -1,7 +1,8 @@
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Conf from 'conf';
-import { UsageError } from './errors.js';
+import { ConfigError, UsageError } from './errors.js';
+import { errnoOf, fsError } from './fs-errors.js';
 import { configDir } from './paths.js';
 
 /** Settings the probe reads from a profile (`gw config set probe.chatModel …`). */
@@ -60,14 +61,23 @@ export class ConfigStore {
   /** Opens (or creates) the config file. */
   static async open(env: Record<string, string | undefined>): Promise<ConfigStore> {
     const { default: Conf } = await import('conf');
-    const conf = new Conf<ConfigShape>({
-      projectName: 'gw',
-      projectSuffix: '',
-      configName: 'config',
-      configFileMode: 0o600,
-      defaults: { profiles: {} },
-      cwd: configDir(env),
-    });
+    // The same checks as the fast path, so a damaged file is named (conf would throw a bare SyntaxError).
+    readConfigFile(env);
+    let conf: Conf<ConfigShape>;
+    try {
+      conf = new Conf<ConfigShape>({
+        projectName: 'gw',
+        projectSuffix: '',
+        configName: 'config',
+        configFileMode: 0o600,
+        defaults: { profiles: {} },
+        cwd: configDir(env),
+      });
+    } catch (e) {
+      if (errnoOf(e) === undefined) throw e;
+      const err = fsError(e, { path: configDir(env), action: 'open the configuration in' });
+      throw new ConfigError(err.message, { code: err.code, hint: err.hint, cause: e });
+    }
     return new ConfigStore(conf);
   }
 
@@ -158,12 +168,45 @@ export function readConfigFile(env: Record<string, string | undefined>): {
   current: string;
   profiles: Record<string, Profile>;
 } {
+  const path = join(configDir(env), 'config.json');
+  let text: string;
   try {
-    const data = JSON.parse(
-      readFileSync(join(configDir(env), 'config.json'), 'utf8'),
-    ) as Partial<ConfigShape>;
-    return { current: data.current ?? 'default', profiles: data.profiles ?? {} };
-  } catch {
-    return { current: 'default', profiles: {} };
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return { current: 'default', profiles: {} };
+    const err = fsError(e, { path, action: 'read the configuration file' });
+    throw new ConfigError(err.message, { code: err.code, hint: err.hint, cause: e });
   }
+  const data = parseConfigText(text, path);
+  return { current: data.current ?? 'default', profiles: data.profiles ?? {} };
+}
+
+/** Parses config.json; anything but an object of profiles is a ConfigError (exit 3) naming the file. */
+export function parseConfigText(text: string, path: string): Partial<ConfigShape> {
+  const broken = (why: string): ConfigError =>
+    new ConfigError(`the configuration file ${path} is damaged: ${why}`, {
+      code: 'config_corrupt',
+      hint: `fix or remove ${path} (then gw login again)`,
+    });
+  if (text.trim() === '') return {};
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw broken(`not valid JSON (${(e as Error).message})`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw broken('not a JSON object');
+  const d = data as Record<string, unknown>;
+  if (d.current !== undefined && typeof d.current !== 'string') throw broken('"current" is not a string');
+  const profiles = d.profiles;
+  if (profiles !== undefined) {
+    if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {
+      throw broken('"profiles" is not an object');
+    }
+    for (const [name, p] of Object.entries(profiles)) {
+      if (p === null || typeof p !== 'object' || Array.isArray(p))
+        throw broken(`profile "${name}" is not an object`);
+    }
+  }
+  return d;
 }

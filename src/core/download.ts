@@ -1,12 +1,30 @@
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, createReadStream, fsyncSync, openSync, writeSync } from 'node:fs';
-import { rename, stat, unlink } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  createReadStream,
+  fsyncSync,
+  openSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { rename, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../client/errors.js';
 import { toGwError } from './error-map.js';
+import {
+  lockPart,
+  readMeta,
+  removeMeta,
+  resumeValidator,
+  writeMeta,
+  type PartIdentity,
+} from './download-part.js';
 import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
+import { errnoOf, fsError } from './fs-errors.js';
 
 /** An open binary answer: `GatewayClient.raw()`'s DownloadAnswer fits, as does any status + headers + Readable. */
 export interface DownloadAnswer {
@@ -18,10 +36,17 @@ export interface DownloadAnswer {
 /** How to fetch the bytes and where to put them. Works for any binary answer (video content, beta result URLs). */
 export interface DownloadOptions {
   /**
-   * Opens the answer. `rangeStart` asks for the bytes from that offset (`Range: bytes=N-`); the server may
-   * answer 206 (resumed) or 200 (the whole file again, which restarts the download cleanly).
+   * Opens the answer, sending `headers` with the request. `rangeStart` asks for the bytes from that offset: the
+   * headers then hold `Range: bytes=N-` and `If-Range` with the validator the first answer gave, and the server
+   * answers 206 (resumed) or 200 (the whole file again, which restarts the download cleanly).
    */
-  open: (rangeStart: number | undefined, signal: AbortSignal | undefined) => Promise<DownloadAnswer>;
+  open: (
+    rangeStart: number | undefined,
+    signal: AbortSignal | undefined,
+    headers: Record<string, string>,
+  ) => Promise<DownloadAnswer>;
+  /** What the bytes are (id and URL): a kept `.part` is resumed only by the same download. */
+  identity?: PartIdentity | undefined;
   /** Final path, or `-` for standard output. */
   file: string;
   /** Replace an existing final file (otherwise a UsageError, exit 2). */
@@ -79,13 +104,104 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Refuses to overwrite an existing final file without `force` (exit 2, before anything is sent). Commands call
- * it early so a doomed download sends no request at all; `download()` calls it again.
+ * The file an output flag names: `-` (standard output) as is; a directory (an existing one, or any path ending
+ * in `/`) holds `name` (the id-based default) when given. An empty path, a missing directory or one that cannot
+ * be written is a UsageError (exit 2) naming the path, so nothing is sent (or billed) for a file that cannot be
+ * saved. Without `name`, a directory is accepted as it is (the name is known later, e.g. after a create).
  */
-export async function checkTarget(file: string, force: boolean | undefined): Promise<void> {
-  if (file === '-' || force === true) return;
-  if (await exists(resolve(file))) {
+export function outputPath(file: string, name?: string, field = 'output'): string {
+  if (file === '-') return file;
+  if (file.trim() === '') {
+    throw new UsageError(
+      `${field}: the path is empty; give a file name, a directory, or - for standard output`,
+      {
+        field,
+      },
+    );
+  }
+  const dirLike = /[\\/]$/.test(file) || isDirectory(file);
+  if (dirLike) {
+    const dir = resolve(file);
+    checkDirectory(dir, field);
+    return name !== undefined ? join(dir, name) : dir;
+  }
+  checkDirectory(dirname(resolve(file)), field);
+  return file;
+}
+
+/**
+ * Checks, before anything is sent, that files can be saved into `dir` (created later when missing): it is a
+ * writable directory, or its nearest existing ancestor is one. A UsageError (exit 2) naming the path otherwise.
+ */
+export function checkSaveDir(dir: string, field: string): void {
+  if (dir.trim() === '') throw new UsageError(`${field}: the path is empty; give a directory`, { field });
+  let at = resolve(dir);
+  for (;;) {
+    try {
+      statSync(at);
+      break;
+    } catch (e) {
+      const parent = dirname(at);
+      if (errnoOf(e) !== 'ENOENT' || parent === at) break;
+      at = parent;
+    }
+  }
+  checkDirectory(at, field);
+}
+
+function checkDirectory(dir: string, field: string): void {
+  let st;
+  try {
+    st = statSync(dir);
+  } catch (e) {
+    throw fsError(e, {
+      path: dir,
+      action: 'save into',
+      usage: true,
+      field,
+      hint: errnoOf(e) === 'ENOENT' ? `create the directory first (mkdir -p ${dir})` : undefined,
+    });
+  }
+  if (!st.isDirectory()) {
+    throw new UsageError(`${field}: ${dir} is not a directory`, { field, code: 'not_a_directory' });
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    throw fsError(e, { path: dir, action: 'write in', usage: true, field });
+  }
+}
+
+/**
+ * Refuses to overwrite an existing final file without `force` (exit 2, before anything is sent), and an output
+ * path that cannot be written (see outputPath). Commands call it early so a doomed download sends no request at
+ * all; `download()` calls it again.
+ */
+export async function checkTarget(
+  file: string,
+  force: boolean | undefined,
+  o: { allowDirectory?: boolean } = {},
+): Promise<void> {
+  if (file === '-') return;
+  const path = outputPath(file);
+  if (isDirectory(path)) {
+    if (o.allowDirectory === true) return; // saved into it under a name known later (the id)
+    throw new UsageError(`output: ${file} is a directory; give a file name`, {
+      field: 'output',
+      code: 'is_a_directory',
+    });
+  }
+  if (force === true) return;
+  if (await exists(resolve(path))) {
     throw new UsageError(`output: ${file} already exists; pass --force to overwrite it`, {
       field: 'output',
     });
@@ -116,12 +232,6 @@ async function hashFile(path: string, hash: Hash): Promise<number> {
     n += (chunk as Buffer).length;
   }
   return n;
-}
-
-/** A local write failure (disk full, no permission, missing directory): the disk's problem, not the network's. */
-function writeFailed(e: unknown, hint: string): GwError {
-  const msg = e instanceof Error ? e.message : String(e);
-  return new GwError(`cannot write the download: ${msg}`, { code: 'write_failed', cause: e, hint });
 }
 
 function incomplete(message: string, part: string | undefined, cause?: unknown): GwError {
@@ -193,6 +303,7 @@ function expectedTotal(res: DownloadAnswer, offset: number): number | undefined 
 async function drainInto(
   body: Readable,
   fd: number,
+  path: string,
   onChunk: (chunk: Buffer) => void,
   signal: AbortSignal | undefined,
 ): Promise<unknown> {
@@ -204,10 +315,11 @@ async function drainInto(
       try {
         for (let at = 0; at < buf.length;) at += writeSync(fd, buf, at);
       } catch (e) {
-        throw writeFailed(
-          e,
-          'free some space or fix the permissions, then run the same command again to resume from the .part',
-        );
+        throw fsError(e, {
+          path,
+          action: 'write the download to',
+          hint: 'free some space or fix the permissions, then run the same command again to resume from the .part',
+        });
       }
     }
     return undefined;
@@ -218,7 +330,8 @@ async function drainInto(
 }
 
 async function toStdout(o: DownloadOptions): Promise<DownloadResult> {
-  const res = await o.open(undefined, o.signal);
+  const res = await o.open(undefined, o.signal, {});
+  if (res.status !== 200) throw unexpectedStatus(res);
   const total = expectedTotal(res, 0);
   const hash = o.sha256 === true ? createHash('sha256') : undefined;
   let bytes = 0;
@@ -248,60 +361,110 @@ async function toStdout(o: DownloadOptions): Promise<DownloadResult> {
   return { path: '-', bytes, ...digest(hash), resumed: false };
 }
 
+/** Drops an answer we will not read (an error on its body afterwards must not become an unhandled event). */
+function discard(res: DownloadAnswer): void {
+  res.body.on('error', () => undefined);
+  res.body.destroy();
+}
+
+/** A 206 is accepted only when it continues exactly at `offset` up to the end of a stated total. */
+function rangeMatches(res: DownloadAnswer, offset: number): boolean {
+  const range = parseContentRange(header(res.headers, 'content-range'));
+  if (range?.total === undefined) return false;
+  if (range.start !== offset || range.end !== range.total - 1) return false;
+  const len = header(res.headers, 'content-length');
+  return len === undefined || Number(len) === range.end - range.start + 1;
+}
+
+function unexpectedStatus(res: DownloadAnswer): GwError {
+  discard(res);
+  return new GwError(`the download answered HTTP ${res.status}, not the file (expected 200 or 206)`, {
+    code: 'download_status',
+    hint: 'nothing was written; run the command again later, or check the result URL',
+  });
+}
+
 /**
  * Downloads atomically and resumably: streams to `<file>.part` in constant memory, continues an existing part
- * with `Range: bytes=N-` when the server answers 206 (restarting cleanly on 200), hashes while streaming, and
- * renames to the final path only when the byte count matches the size the server stated. A failure never
- * leaves anything at the final path; the `.part` stays so the same call resumes it. `-` writes to stdout.
+ * with `Range: bytes=N-` and `If-Range` (the validator recorded with the part) when the server answers a 206
+ * whose Content-Range is exactly the rest of the file (restarting cleanly on 200), hashes while streaming, and
+ * renames to the final path only when the byte count matches the size the server stated. A part recorded for
+ * another id or URL, or without a validator, is never continued. A failure never leaves anything at the final
+ * path; the `.part` stays so the same call resumes it. Two processes never write the same part (a lock file).
+ * `-` writes to stdout.
  */
 export async function download(o: DownloadOptions): Promise<DownloadResult> {
   if (o.file === '-') return toStdout(o);
-  const final = resolve(o.file);
-  const part = partPath(o.file);
   await checkTarget(o.file, o.force);
+  const part = partPath(o.file);
+  const unlock = lockPart(part, o.file);
+  try {
+    return await downloadLocked(o, part);
+  } finally {
+    unlock();
+  }
+}
 
+async function downloadLocked(o: DownloadOptions, part: string): Promise<DownloadResult> {
+  const final = resolve(o.file);
+  const identity = o.identity ?? {};
   let offset = 0;
+  let validator: string | undefined;
   if (o.resume !== false) {
-    try {
-      offset = (await stat(part)).size;
-    } catch {
-      offset = 0;
+    validator = resumeValidator(readMeta(part), identity);
+    if (validator !== undefined) {
+      try {
+        offset = (await stat(part)).size;
+      } catch {
+        offset = 0;
+      }
     }
   }
+  const rangeHeaders = (): Record<string, string> =>
+    offset > 0 && validator !== undefined ? { range: `bytes=${offset}-`, 'if-range': validator } : {};
   let res: DownloadAnswer;
   try {
-    res = await o.open(offset > 0 ? offset : undefined, o.signal);
+    res = await o.open(offset > 0 ? offset : undefined, o.signal, rangeHeaders());
   } catch (e) {
     // 416: the part is not a prefix the server can continue (e.g. already complete or from another file).
     if (offset > 0 && e instanceof GatewayError && e.status === 416) {
-      await unlink(part).catch(() => undefined);
       offset = 0;
-      res = await o.open(undefined, o.signal);
+      res = await o.open(undefined, o.signal, {});
     } else throw e;
   }
 
   let resumed = false;
   if (offset > 0 && res.status === 206) {
-    const range = parseContentRange(header(res.headers, 'content-range'));
-    if (range?.start === offset) resumed = true;
+    if (rangeMatches(res, offset)) resumed = true;
     else {
       // The server continued somewhere else: the part cannot be trusted, start again from zero.
-      res.body.destroy();
-      res = await o.open(undefined, o.signal);
+      discard(res);
+      offset = 0;
+      res = await o.open(undefined, o.signal, {});
     }
   }
-  if (!resumed && res.status !== 200) {
-    res.body.destroy();
-    throw incomplete(`unexpected HTTP ${res.status} for a download`, undefined);
+  if (!resumed && res.status !== 200) throw unexpectedStatus(res);
+  if (!resumed) {
+    // A 200 answer is the whole file: start the part again, and record what it belongs to.
+    offset = 0;
+    try {
+      writeMeta(part, {
+        ...identity,
+        etag: header(res.headers, 'etag'),
+        lastModified: header(res.headers, 'last-modified'),
+      });
+    } catch (e) {
+      discard(res);
+      throw e;
+    }
   }
-  if (!resumed) offset = 0; // a 200 answer is the whole file: start the part again
 
   const total = expectedTotal(res, offset);
   const hash = o.sha256 === true ? createHash('sha256') : undefined;
   if (resumed && hash !== undefined) {
     const hashed = await hashFile(part, hash);
     if (hashed !== offset) {
-      res.body.destroy();
+      discard(res);
       throw incomplete(`the partial file ${part} changed while resuming`, part);
     }
   }
@@ -310,13 +473,18 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
   try {
     fd = openSync(part, resumed ? 'a' : 'w', 0o644);
   } catch (e) {
-    res.body.destroy();
-    throw writeFailed(e, 'check that the directory exists and is writable');
+    discard(res);
+    throw fsError(e, {
+      path: part,
+      action: 'write',
+      hint: 'check that the directory exists and is writable',
+    });
   }
   try {
     const failure = await drainInto(
       res.body,
       fd,
+      part,
       (chunk) => {
         hash?.update(chunk);
         bytes += chunk.length;
@@ -333,6 +501,11 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
   } finally {
     closeSync(fd);
   }
-  await rename(part, final);
+  try {
+    await rename(part, final);
+  } catch (e) {
+    throw fsError(e, { path: final, action: 'save', hint: `the complete file is kept as ${part}` });
+  }
+  removeMeta(part);
   return { path: final, bytes, ...digest(hash), resumed };
 }

@@ -46,3 +46,15 @@ export function formatDuration(ms: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
+
+/**
+ * A duration that must be more than zero (`--timeout`, `--interval`): `0` would mean "give up at once" or "poll
+ * without pause", neither of which a user means. A UsageError (exit 2) naming the field otherwise.
+ */
+export function parsePositiveDuration(input: string, field = 'duration'): number {
+  const ms = parseDuration(input, field);
+  if (ms <= 0) {
+    throw new UsageError(`${field}: "${input}" must be more than zero (e.g. 500ms, 30s, 5m)`, { field });
+  }
+  return ms;
+}

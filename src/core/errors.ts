@@ -11,6 +11,8 @@ export const ExitCode = {
   config: 3,
   timeout: 4,
   interrupted: 130,
+  /** SIGTERM (128 + 15), as shells report a terminated process. */
+  terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -39,6 +39,20 @@ type Line =
       extra?: Record<string, unknown>;
     };
 
+/** Where a journal reports what it cannot do (a CLI warns; a library may stay silent). */
+export interface JournalHooks {
+  /** A state update could not be written (it is then not thrown). */
+  onWriteError?: (e: unknown) => void;
+  /** Line `n` (1-based) is valid JSON but not a journal entry. */
+  onBadLine?: (n: number) => void;
+}
+
+function isLine(v: unknown): v is Line {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  return (o.op === 'create' || o.op === 'update') && typeof o.kind === 'string' && typeof o.id === 'string';
+}
+
 /**
  * An append-only JSON-lines journal of every task and asset this machine created. Each line is written and
  * fsynced before the caller prints the id, so a crash right after creation never loses it. A damaged line
@@ -47,20 +61,36 @@ type Line =
 export class Journal {
   readonly path: string;
 
-  constructor(dir: string) {
+  constructor(
+    dir: string,
+    private readonly hooks: JournalHooks = {},
+  ) {
     this.path = join(dir, 'journal.jsonl');
     this.dir = dir;
   }
 
   private readonly dir: string;
 
-  /** Records a created task or asset (durably, before returning). */
+  /** Records a created task or asset (durably, before returning); throws when the journal cannot be written. */
   record(entry: Omit<JournalEntry, 'createdAt'> & { createdAt?: string }): void {
     this.#append({ op: 'create', createdAt: new Date().toISOString(), ...entry });
   }
 
-  /** Records the last known state of a task or asset. */
+  /**
+   * Records the last known state of a task or asset. With an `onWriteError` hook a failure is reported there
+   * instead of thrown: a state update is a convenience, never worth failing the command it decorates.
+   */
   update(kind: JournalKind, id: string, state: string, extra?: Record<string, unknown>): void {
+    if (this.hooks.onWriteError !== undefined) {
+      try {
+        this.#update(kind, id, state, extra);
+      } catch (e) {
+        this.hooks.onWriteError(e);
+      }
+    } else this.#update(kind, id, state, extra);
+  }
+
+  #update(kind: JournalKind, id: string, state: string, extra?: Record<string, unknown>): void {
     this.#append({
       op: 'update',
       kind,
@@ -80,14 +110,22 @@ export class Journal {
       return [];
     }
     const byKey = new Map<string, JournalEntry>();
+    let n = 0;
     for (const raw of text.split('\n')) {
+      n++;
       if (raw.trim() === '') continue;
-      let line: Line;
+      let parsed: unknown;
       try {
-        line = JSON.parse(raw) as Line;
+        parsed = JSON.parse(raw);
       } catch {
         continue; // a line cut by a crash
       }
+      // Valid JSON that is not an entry (a number, null, an array, an object without kind and id): skipped.
+      if (!isLine(parsed)) {
+        this.hooks.onBadLine?.(n);
+        continue;
+      }
+      const line = parsed;
       const key = `${line.kind}:${line.id}`;
       if (line.op === 'create') {
         const { op: _op, ...entry } = line;

@@ -36,6 +36,9 @@ function filler(start: number, end: number): Buffer {
   return b;
 }
 
+/** CDN requests remembered (the oldest are dropped past twice this many). */
+const CDN_LOG_LIMIT = 5_000;
+
 /**
  * The simulator's second origin: result files live here, behind unguessable paths, with Content-Length and
  * Range support. It takes no token (a redirect from the gateway arrives without Authorization, as it should),
@@ -67,6 +70,8 @@ export class Cdn {
       const path = (req.url ?? '/').split('?')[0] as string;
       const range = req.headers.range;
       this.requests.push({ method: req.method ?? 'GET', path, range });
+      if (this.requests.length > 2 * CDN_LOG_LIMIT)
+        this.requests.splice(0, this.requests.length - CDN_LOG_LIMIT);
       if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);
       const faults = this.faults();
       if (faults.some((f) => f.kind === 'redirect-loop')) {
@@ -93,7 +98,14 @@ export class Cdn {
         'content-type': obj.contentType,
         'accept-ranges': 'bytes',
       };
-      const m = range !== undefined ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
+      // A strong validator per object, and If-Range honoured: a range of another version gets the whole file.
+      const etag = `"${path.replace(/[^a-z0-9]/gi, '').slice(-24)}-${size}"`;
+      headers.etag = etag;
+      const ifRange = req.headers['if-range'];
+      const m =
+        range !== undefined && (ifRange === undefined || ifRange === etag)
+          ? /^bytes=(\d+)-(\d*)$/.exec(range)
+          : null;
       if (m) {
         start = Number(m[1]);
         end = m[2] !== '' ? Math.min(size, Number(m[2]) + 1) : size;
@@ -143,7 +155,10 @@ export class Cdn {
       pump();
     });
     this.#server = server;
-    await new Promise<void>((resolve) => server.listen(port, host, resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, resolve);
+    });
     const a = server.address() as AddressInfo;
     this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${a.port}`;
   }
@@ -151,7 +166,7 @@ export class Cdn {
   /** Stops listening and drops open connections. */
   async close(): Promise<void> {
     const s = this.#server;
-    if (!s) return;
+    if (!s?.listening) return;
     s.closeAllConnections();
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }

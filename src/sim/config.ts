@@ -9,6 +9,14 @@ export interface SimToken {
   models: '*' | string[];
   /** Services this account has not opened: their endpoints answer 503 `service_unavailable` (default: none). */
   notOpened?: SimService[];
+  /** This token's own rate limit (overrides the config's `rateLimit`). */
+  rateLimit?: SimRateLimit | undefined;
+}
+
+/** A token bucket per token: `requestsPerSecond` refill, `burst` capacity; past it 429 with Retry-After. */
+export interface SimRateLimit {
+  requestsPerSecond: number;
+  burst: number;
 }
 
 /** Fault kinds (src/sim/README.md). */
@@ -21,7 +29,8 @@ export type FaultKind =
   | 'burst' // streams: deliver every event in one write, at the end
   | 'slow' // never finish: dribble one byte every `ms`
   | 'no-request-id' // omit X-Gateway-Request-Id
-  | 'redirect-loop'; // CDN/content: redirect to itself forever
+  | 'redirect-loop' // CDN/content: redirect to itself forever
+  | 'lost-answer'; // the route does its work (a create creates), then the connection drops before any answer byte
 
 /** A fault applied to matching requests. */
 export interface FaultRule {
@@ -70,8 +79,26 @@ export interface SimConfig {
   /** Chunks in a streamed chat answer (bench uses 50 000). */
   streamChunks?: number;
   seed: number;
+  /** Per-token rate limit of every authenticated route (default none). */
+  rateLimit?: SimRateLimit | undefined;
   /** beta §2.1 rule 4 / §7: filter-off models lack an exact version mapping → 503 model_mapping_required (default off). */
   betaFilterOffUnmapped?: boolean;
+  /** Capacity model of the text routes (src/sim/capacity.ts); off when absent. */
+  capacity?: SimCapacity;
+}
+
+/** Capacity model of the text routes (src/sim/README.md "Capacity"). */
+export interface SimCapacity {
+  /** Requests served at once. */
+  maxConcurrent: number;
+  /** Requests that may wait for a slot; beyond them 429. */
+  queue: number;
+  /** Time to first token once served: fixed ms, or a log-normal fitted to its median and 99th percentile. */
+  ttftMs: number | { p50: number; p99: number };
+  /** Output tokens per second of each served request. */
+  tokensPerSecond: number;
+  /** Retry-After (seconds) of the 429 answer; default 1. */
+  retryAfter?: number;
 }
 
 /** The default token: sees every model, tenant `default`. Printed by `gw sim` at start. */

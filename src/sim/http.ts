@@ -54,6 +54,10 @@ const SPLIT_PAUSE_MS = 5;
 /** Helpers to answer; all of them add X-Gateway-Request-Id and apply the request's faults. */
 export class SimReply {
   sent = false;
+  /** Capacity model: awaited before each stream frame is written (replaces the per-event delay). */
+  pacer: ((e: SseOut) => Promise<void>) | undefined;
+  /** Capacity model: how long (ms) to hold a non-streamed answer before it goes out. */
+  hold: ((body: Buffer) => number) | undefined;
   constructor(
     readonly req: SimRequest,
     readonly res: ServerResponse,
@@ -79,6 +83,19 @@ export class SimReply {
   /** Sends bytes, applying drop/slow faults. */
   send(status: number, body: Buffer, headers: Record<string, string | number> = {}): void {
     this.sent = true;
+    if (this.#has('lost-answer')) {
+      // The work is done (a create created its task); the answer never leaves: an in-doubt create for clients.
+      this.res.socket?.destroy();
+      return;
+    }
+    const hold = this.hold?.(body) ?? 0;
+    this.hold = undefined;
+    if (hold > 0) {
+      setTimeout(() => {
+        if (!this.res.destroyed) this.send(status, body, headers);
+      }, hold);
+      return;
+    }
     const drop = this.#has('drop');
     this.res.writeHead(status, this.#headers({ 'content-length': body.length, ...headers }));
     if (drop) {
@@ -177,8 +194,9 @@ export class SimReply {
     const burst = this.#has('burst');
     const drop = this.#has('drop');
     const slow = this.#has('slow');
-    const delay = this.#has('latency')?.ms ?? this.streamDelayMs;
-    const coalesce = delay <= 0 && !burst && !slow ? (options.coalesceBytes ?? 0) : 0;
+    const pacer = this.pacer;
+    const delay = pacer ? 0 : (this.#has('latency')?.ms ?? this.streamDelayMs);
+    const coalesce = delay <= 0 && !burst && !slow && !pacer ? (options.coalesceBytes ?? 0) : 0;
     // Waits for 'drain', or 'close' when the client went away (a drain that never comes would hang the route).
     const write = async (chunk: string | Buffer): Promise<void> => {
       if (this.res.write(chunk)) return;
@@ -196,6 +214,7 @@ export class SimReply {
     let n = 0;
     for await (const e of events) {
       if (signal.aborted || this.res.destroyed) return;
+      if (pacer) await pacer(e);
       const frame = `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${e.data}\n\n`;
       if (drop && n >= (drop.after ?? 2)) {
         // After the pending frames are out (writes are corked until the next tick).
@@ -237,8 +256,20 @@ export class SimReply {
 }
 
 /** Reads a whole request body. */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, limit = Infinity): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const c of req) parts.push(c as Buffer);
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > limit) throw new BodyTooLargeError(limit);
+    parts.push(c as Buffer);
+  }
   return Buffer.concat(parts);
+}
+
+/** A request body past the simulator's limit (answered 413). */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`request body larger than ${limit} bytes`);
+  }
 }

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Capacity, CAPACITY_ROUTES } from './capacity.js';
 import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
-import { INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { BodyTooLargeError, INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import { MAX_BODY_BYTES, keepRequestLogBounded } from './limits.js';
 import { Router } from './router.js';
 
 /** One request as the simulator received it (tests assert on this log: e.g. "nothing was sent"). */
@@ -51,8 +54,11 @@ export class Sim {
   readonly cdn: Cdn;
   readonly random: () => number;
   readonly now: () => number;
+  /** The capacity model of the text routes, when configured (`GET /sim/capacity` shows its counters). */
+  readonly capacity: Capacity | undefined;
   readonly #stores = new Map<string, unknown>();
   readonly #faultHits = new Map<FaultRule, number>();
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
   #requestCounter = 0;
 
   constructor(
@@ -63,6 +69,17 @@ export class Sim {
     this.random = rng(config.seed);
     this.cdn = new Cdn(now);
     this.cdn.faults = () => this.faultsFor('GET /cdn');
+    this.capacity = config.capacity ? new Capacity(config.capacity, config.seed) : undefined;
+    const capacity = this.capacity;
+    if (capacity)
+      this.router.add(
+        'GET',
+        '/sim/capacity',
+        (req, reply) => reply.json(200, capacity.stats(Number(req.query.get('since') ?? 0) || 0)),
+        {
+          auth: false,
+        },
+      );
   }
 
   /** A family's state, created on first use. */
@@ -96,6 +113,26 @@ export class Sim {
     return out;
   }
 
+  /**
+   * Takes one request from the token's bucket (config `rateLimit`, or the token's own). Returns undefined when
+   * the request may pass, else the milliseconds until a request would be allowed (the 429's Retry-After).
+   */
+  rateLimited(token: string): number | undefined {
+    const limit = this.config.tokens[token]?.rateLimit ?? this.config.rateLimit;
+    if (limit === undefined || !(limit.requestsPerSecond > 0)) return undefined;
+    const now = this.now();
+    const burst = Math.max(1, limit.burst);
+    const b = this.#buckets.get(token) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * limit.requestsPerSecond);
+    b.at = now;
+    this.#buckets.set(token, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil(((1 - b.tokens) / limit.requestsPerSecond) * 1000));
+  }
+
   /** A new gateway request id. */
   nextRequestId(): string {
     return `req-sim-${(++this.#requestCounter).toString(36).padStart(6, '0')}`;
@@ -114,9 +151,23 @@ export class Sim {
 
   /** Handles one HTTP request. */
   async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const arrived = performance.now();
     const url = new URL(req.url ?? '/', 'http://sim');
     const method = req.method ?? 'GET';
-    const raw = await readBody(req);
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, MAX_BODY_BYTES);
+    } catch (e) {
+      if (!(e instanceof BodyTooLargeError)) throw e;
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+      res.end(
+        JSON.stringify({
+          error: { message: e.message, type: 'invalid_request_error', code: 'body_too_large' },
+        }),
+      );
+      req.destroy();
+      return;
+    }
     let body: unknown;
     if (raw.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
       try {
@@ -135,6 +186,7 @@ export class Sim {
       requestId,
     };
     this.requests.push(logged);
+    keepRequestLogBounded(this.requests);
     res.on('finish', () => (logged.status = res.statusCode));
 
     const m = this.router.match(method, url.pathname);
@@ -192,6 +244,14 @@ export class Sim {
       );
       return;
     }
+    const limitedMs = m.route.auth ? this.rateLimited(auth) : undefined;
+    if (limitedMs !== undefined) {
+      reply.error(429, shape === 'alpha' ? '1302' : 'rate_limit_exceeded', 'rate limit exceeded', shape, {
+        type: 'rate_limit_error',
+        headers: { 'retry-after': Math.ceil(limitedMs / 1000), 'retry-after-ms': limitedMs },
+      });
+      return;
+    }
     for (const f of faults) {
       if (f.kind === 'status') {
         const status = f.status ?? 500;
@@ -238,8 +298,40 @@ export class Sim {
       reply.error(400, 'invalid_request', 'body is not valid JSON', shape);
       return;
     }
+    if (this.capacity && CAPACITY_ROUTES.has(routeKey)) {
+      if (!(await this.capacity.admit(reply, res, shape, arrived))) return;
+    }
     await m.route.handler(simReq, reply, signal);
   }
+}
+
+/** Why the simulator could not listen: the port is taken, or the host is no address of this machine. */
+export class SimListenError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'address_in_use' | 'bad_host' | 'other',
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(message);
+  }
+}
+
+function listenError(e: unknown, host: string, port: number, what: string): SimListenError {
+  const code = (e as { code?: unknown }).code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return new SimListenError(`the ${what} port ${where} is already in use`, 'address_in_use', host, port);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
+    return new SimListenError(
+      `cannot listen on ${host}: not an address of this machine`,
+      'bad_host',
+      host,
+      port,
+    );
+  }
+  return new SimListenError(`cannot listen on ${where}: ${(e as Error).message}`, 'other', host, port);
 }
 
 /**
@@ -250,7 +342,9 @@ export async function startSim(options: StartSimOptions = {}): Promise<SimHandle
   const { now, routes, ...input } = options;
   const config = resolveSimConfig(input);
   const sim = new Sim(config, now);
-  await sim.cdn.listen(config.host, config.cdnPort);
+  await sim.cdn.listen(config.host, config.cdnPort).catch((e: unknown) => {
+    throw listenError(e, config.host, config.cdnPort, 'CDN origin');
+  });
   if (routes) routes(sim);
   else (await import('./routes/index.js')).registerAllRoutes(sim);
   const ac = new AbortController();
@@ -267,10 +361,16 @@ export async function startSim(options: StartSimOptions = {}): Promise<SimHandle
     });
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+  } catch (e) {
+    // Nothing may stay listening when the start fails, or the process would never exit.
+    await sim.cdn.close();
+    throw listenError(e, config.host, config.port, 'gateway');
+  }
   const a = server.address() as AddressInfo;
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${a.port}`;
   return {

@@ -27,10 +27,8 @@ export function processIo(signal?: AbortSignal): Io {
   };
 }
 
-/** Reads all of standard input as UTF-8 text. */
+/** Reads all of standard input as UTF-8 text, at most 16 MiB (`gw chat < /dev/zero` is exit 2, not an OOM). */
 export async function readAll(stdin: Readable): Promise<string> {
-  const parts: Buffer[] = [];
-  for await (const chunk of stdin)
-    parts.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(parts).toString('utf8');
+  const { LOCAL_LIMITS, readStreamText } = await import('../core/local-file.js');
+  return readStreamText(stdin, { what: 'standard input', field: 'stdin', limit: LOCAL_LIMITS.text });
 }

@@ -1,6 +1,7 @@
 import type { GwError } from '../core/errors.js';
 import type { Redactor } from './redact.js';
 import type { Io } from './io.js';
+import { neutralize } from './sanitize.js';
 
 /** How a command prints: chosen once from the global flags. */
 export interface OutputOptions {
@@ -81,7 +82,7 @@ export class Output {
   keyValue(rows: ReadonlyArray<readonly [string, Cell]>): void {
     const shown = rows.filter(([, v]) => v !== undefined && v !== null && v !== '');
     const width = Math.max(0, ...shown.map(([k]) => k.length));
-    for (const [k, v] of shown) this.line(`${`${k}:`.padEnd(width + 1)} ${String(v)}`);
+    for (const [k, v] of shown) this.line(`${`${k}:`.padEnd(width + 1)} ${neutralize(String(v))}`);
   }
 
   /** A cli-table3 table on stdout (loaded only when a table is printed). */
@@ -93,20 +94,21 @@ export class Output {
       style: color ? { compact: true } : { head: [], border: [], compact: true },
       wordWrap: false,
     });
-    for (const r of rows) t.push(r.map((c) => (c === undefined || c === null ? '' : String(c))));
+    for (const r of rows) t.push(r.map((c) => (c === undefined || c === null ? '' : neutralize(String(c)))));
     this.line(t.toString());
   }
 
   /** A warning on stderr (unless --quiet). */
   warn(text: string): void {
     this.flush();
-    if (!this.opts.quiet) this.io.stderr.write(this.redactor.redact(`warning: ${text}\n`));
+    if (!this.opts.quiet) this.io.stderr.write(this.redactor.redact(`warning: ${neutralize(text)}\n`));
   }
 
   /** A note on stderr (unless --quiet or --json): what happened, what to do next. */
   note(text: string): void {
     this.flush();
-    if (!this.opts.quiet && !this.opts.json) this.io.stderr.write(this.redactor.redact(`${text}\n`));
+    if (!this.opts.quiet && !this.opts.json)
+      this.io.stderr.write(this.redactor.redact(`${neutralize(text)}\n`));
   }
 
   /** A tip on stderr, only on a TTY (CLI.md: tips only when stderr is a TTY). */
@@ -129,9 +131,10 @@ export class Output {
       err.write(this.redactor.redact(`${JSON.stringify(e.toJSON())}\n`));
       return;
     }
-    let text = `error: ${e.code}: ${e.message}\n`;
-    if (e.requestId !== undefined) text += `request id: ${e.requestId}\n`;
-    if (e.hint !== undefined) text += `hint: ${e.hint}\n`;
+    // Codes, messages and request ids may come from the gateway: their control characters are made visible.
+    let text = `error: ${neutralize(e.code)}: ${neutralize(e.message)}\n`;
+    if (e.requestId !== undefined) text += `request id: ${neutralize(e.requestId)}\n`;
+    if (e.hint !== undefined) text += `hint: ${neutralize(e.hint)}\n`;
     err.write(this.redactor.redact(text));
   }
 }

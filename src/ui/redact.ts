@@ -18,12 +18,32 @@ export class Redactor {
   /** The secrets, longest first (kept sorted on add: redact() runs on every streamed chunk). */
   #sorted: string[] = [];
 
-  /** Registers a secret (ignored when too short to be one). */
+  /**
+   * Registers a secret (ignored when too short to be one), with the forms it takes once escaped: inside a JSON
+   * string (a token holding `"` or `\\` echoed by a gateway and re-serialised by --json, once or twice) and
+   * URL-encoded. Each form is masked like the secret itself.
+   */
   add(secret: string | undefined): void {
     if (secret === undefined || secret.length < 6 || this.#secrets.has(secret)) return;
-    this.#secrets.add(secret);
+    const esc = (t: string): string => JSON.stringify(t).slice(1, -1);
+    const mask = redactToken(secret);
+    // Each form is replaced by the mask escaped the same way, so a JSON document stays valid JSON.
+    const forms: Array<[string, string]> = [
+      [secret, mask],
+      [esc(secret), esc(mask)],
+      [esc(esc(secret)), esc(esc(mask))],
+      [encodeURIComponent(secret), encodeURIComponent(mask)],
+    ];
+    for (const [form, m] of forms) {
+      if (this.#masks.has(form)) continue;
+      this.#secrets.add(form);
+      this.#masks.set(form, m);
+    }
     this.#sorted = [...this.#secrets].sort((a, b) => b.length - a.length);
   }
+
+  /** The mask of each registered form (an escaped form is shown as its secret's mask). */
+  readonly #masks = new Map<string, string>();
 
   /** Replaces every registered secret in `text` by its redacted form. */
   redact(text: string): string {
@@ -36,7 +56,7 @@ export class Redactor {
       let changed = false;
       for (const s of secrets) {
         if (out.includes(s)) {
-          out = out.split(s).join(redactToken(s));
+          out = out.split(s).join(this.#masks.get(s) ?? redactToken(s));
           changed = true;
         }
       }

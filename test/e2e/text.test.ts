@@ -264,8 +264,10 @@ describe('gw messages', () => {
       [
         ...M,
         '--stream',
+        '--max-tokens',
+        '4096',
         '--thinking',
-        '32',
+        '1024',
         '--compat-version',
         '2023-06-01',
         '--compat-beta',
@@ -276,7 +278,7 @@ describe('gw messages', () => {
     );
     expect(r).toMatchObject({ exitCode: 0, stdout: 'Simulated reply to: plan\n' });
     expect(r.stderr).toMatch(/^thinking: Considering the request: plan$/m);
-    expect(body(sim)).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 32 } });
+    expect(body(sim)).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 } });
     expect(sim.requests[0]?.headers['x-compat-version']).toBe('2023-06-01');
     expect(sim.requests[0]?.headers['x-compat-beta']).toBe('b-1');
   });

@@ -87,8 +87,27 @@ export function spawnGw(
   });
 }
 
+/** A Node stack frame or an unhandled-error report: never acceptable in what gw prints. */
+export const STACK_TRACE = /^\s{4}at .+\(?.*:\d+:\d+\)?$|Unhandled|node:internal/m;
+
+/**
+ * Throws when a run printed a stack trace. Every spawned run (spawnGw, runBash) passes through it, so no e2e test
+ * can pass while gw shows a Node stack frame for an ordinary failure.
+ */
+export function assertNoStackTrace(r: GwResult, what = 'gw'): GwResult {
+  const hit = STACK_TRACE.exec(r.stderr) ?? STACK_TRACE.exec(r.stdout);
+  if (hit) {
+    throw new Error(`${what} printed a stack trace (${JSON.stringify(hit[0])}):\n${r.stderr.slice(-3000)}`);
+  }
+  return r;
+}
+
 /** Collects a child's stdout and stderr and resolves with its exit code (130 when killed by SIGINT). */
 function collect(child: ChildProcess): Promise<GwResult> {
+  return collectRaw(child).then((r) => assertNoStackTrace(r));
+}
+
+function collectRaw(child: ChildProcess): Promise<GwResult> {
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -96,7 +115,11 @@ function collect(child: ChildProcess): Promise<GwResult> {
     child.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
     child.on('error', reject);
     child.on('close', (code, sig) =>
-      resolve({ stdout: out, stderr: err, exitCode: code ?? (sig === 'SIGINT' ? 130 : 1) }),
+      resolve({
+        stdout: out,
+        stderr: err,
+        exitCode: code ?? (sig === 'SIGINT' ? 130 : sig === 'SIGTERM' ? 143 : 1),
+      }),
     );
   });
 }

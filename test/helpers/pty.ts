@@ -21,11 +21,15 @@ export function stripAnsi(text: string): string {
 }
 
 /** Spawns `bin/gw` on a pseudo-terminal. */
-export function spawnPty(argv: string[], env: Record<string, string> = {}): PtySession {
+export function spawnPty(
+  argv: string[],
+  env: Record<string, string> = {},
+  size: { cols?: number; rows?: number } = {},
+): PtySession {
   const pty = spawn(process.execPath, [GW_BIN, ...argv], {
     name: 'xterm-256color',
-    cols: 120,
-    rows: 40,
+    cols: size.cols ?? 120,
+    rows: size.rows ?? 40,
     env: { PATH: process.env.PATH ?? '', TERM: 'xterm-256color', ...isolatedDirs(), ...env },
   });
   let out = '';

@@ -1,11 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isHttpUrl } from '../../contract/alpha.js';
-import {
-  parseCameraFlag,
-  parseDynamicMaskFlag,
-  parseJsonFlag,
-  parseNumberFlag,
-} from './flags.js';
+import { parseCameraFlag, parseDynamicMaskFlag, parseJsonFlag, parseNumberFlag } from './flags.js';
 import { UsageError } from '../../core/errors.js';
 import { sniffImageType } from '../../contract/image-size.js';
 
@@ -38,6 +33,7 @@ function readLocal(flag: string, field: string, path: string, read: ReadFile): B
   try {
     return read(path);
   } catch (e) {
+    if (e instanceof UsageError) throw e; // already names the flag and the rule (size limit, directory…)
     const code = (e as { code?: unknown }).code;
     const why =
       code === 'ENOENT'
@@ -83,6 +79,46 @@ function readBodyFile(path: string, read: ReadFile): Record<string, unknown> {
     throw new UsageError(`--body: "${path}" must hold a JSON object (the request body)`, { field: 'body' });
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Reads every local file the flags name (body, images, masks) asynchronously and within its size limit (a
+ * 450 MB image or /dev/zero is exit 2 naming the limit; Ctrl-C stops the read), for buildI2vBody's `read`.
+ * A file that cannot be read is reported when buildI2vBody asks for it, so errors come in flag order.
+ */
+export async function preloadI2vFiles(f: I2vFlags, signal: AbortSignal): Promise<ReadFile> {
+  const { LOCAL_LIMITS, readLocalFile } = await import('../../core/local-file.js');
+  const wanted: Array<[string, string, string, number]> = [];
+  if (f.body !== undefined) wanted.push([f.body, '--body', 'body', LOCAL_LIMITS.body]);
+  const image = (v: string | undefined, flag: string, field: string): void => {
+    if (v !== undefined && !isHttpUrl(v)) wanted.push([v, flag, field, LOCAL_LIMITS.image]);
+  };
+  image(f.image, '--image', 'image');
+  image(f.imageTail, '--image-tail', 'image_tail');
+  image(f.staticMask, '--static-mask', 'static_mask');
+  for (const spec of f.dynamicMask ?? []) {
+    try {
+      image(parseDynamicMaskFlag(spec).source, '--dynamic-mask', 'dynamic_masks');
+    } catch {
+      // a malformed spec is reported by buildI2vBody
+    }
+  }
+  const files = new Map<string, Buffer | Error>();
+  for (const [path, flag, field, limit] of wanted) {
+    if (files.has(path)) continue;
+    try {
+      files.set(path, await readLocalFile(path, { flag, field, limit, signal }));
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e; // Ctrl-C
+      // Too large, or a directory: reported as such. Other failures (missing file…) by buildI2vBody's read.
+      if (e.code === 'file_too_large' || /is a directory/.test(e.message)) files.set(path, e);
+    }
+  }
+  return (path) => {
+    const v = files.get(path);
+    if (v instanceof Error) throw v;
+    return v ?? readFileSync(path);
+  };
 }
 
 /**

@@ -60,12 +60,13 @@ export default function i2vCommand(rt: Runtime): Command {
     .addHelpText('after', HELP)
     .action(
       rt.action(async (ctx, opts: I2vOptions) => {
-        const { buildI2vBody } = await import('./build-body.js');
+        const { buildI2vBody, preloadI2vFiles } = await import('./build-body.js');
         const { ALPHA_IMAGE2VIDEO_PATH, alphaImage2VideoRequestSchema, effectiveModel } =
           await import('../../contract/alpha.js');
         const { abbreviateBody, alphaWarnings } = await import('./flags.js');
         const { parseRequest } = await import('../../contract/validate.js');
-        const body = buildI2vBody(opts, { validate: ctx.globals.validate });
+        const read = await preloadI2vFiles(opts, ctx.signal);
+        const body = buildI2vBody(opts, { validate: ctx.globals.validate, read });
         // Checked before anything else (even before the connection settings): bad input is exit 2, nothing sent.
         if (ctx.globals.validate) parseRequest(alphaImage2VideoRequestSchema, body);
         for (const w of alphaWarnings(body)) ctx.out.warn(w);
@@ -86,24 +87,18 @@ export default function i2vCommand(rt: Runtime): Command {
         }
         const task = res.data.data;
         const requestId = res.data.request_id ?? res.requestId;
-        try {
-          // The journal first: a script killed right after this line still finds the task in gw history.
-          ctx.recordCreated(client, {
-            kind: 'alpha',
-            id: task.task_id,
-            model: effectiveModel(body),
-            requestId,
-            state: task.task_status,
-            extra:
-              typeof body.external_task_id === 'string'
-                ? { external_task_id: body.external_task_id }
-                : undefined,
-          });
-        } catch (e) {
-          ctx.out.warn(
-            `task ${task.task_id} created, but the journal could not be written: ${(e as Error).message}`,
-          );
-        }
+        // The journal first: a script killed right after this line still finds the task in gw history.
+        ctx.recordCreated(client, {
+          kind: 'alpha',
+          id: task.task_id,
+          model: effectiveModel(body),
+          requestId,
+          state: task.task_status,
+          extra:
+            typeof body.external_task_id === 'string'
+              ? { external_task_id: body.external_task_id }
+              : undefined,
+        });
         if (ctx.globals.json) ctx.out.json(res.data);
         else ctx.out.line(task.task_id);
       }),

@@ -63,6 +63,13 @@ function extension(bytes: Buffer): string {
   return 'bin';
 }
 
+/** Refuses (exit 2, before the billable request) an `--out` where the images could not be saved. */
+export async function checkImageOut(o: { out?: string | undefined }): Promise<void> {
+  if (o.out === undefined) return;
+  const { checkSaveDir } = await import('../../core/download.js');
+  checkSaveDir(o.out, 'out');
+}
+
 /** Writes one image as `<base>.<ext>`, or `<base>-2.<ext>`… when the name exists and `force` is off. */
 export async function saveImage(dir: string, base: string, bytes: Buffer, force: boolean): Promise<string> {
   const { mkdir, writeFile } = await import('node:fs/promises');
@@ -76,7 +83,8 @@ export async function saveImage(dir: string, base: string, bytes: Buffer, force:
       return file;
     } catch (e) {
       if ((e as { code?: unknown }).code === 'EEXIST') continue;
-      throw new GwError(`cannot write ${file}: ${(e as Error).message}`, { code: 'write_failed' });
+      const { fsError } = await import('../../core/fs-errors.js');
+      throw fsError(e, { path: file, action: 'write' });
     }
   }
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Runtime } from '../context.js';
 import { collect, readPrompt } from '../text-common.js';
-import { imageBody, imageFlags, printImages, type ImageOptions } from './common.js';
+import { checkImageOut, imageBody, imageFlags, printImages, type ImageOptions } from './common.js';
 
 /** `gw image edit`: POST /v1/images/edits with public https input images (common.md §4 rule 3). */
 export default function editCommand(rt: Runtime): Command {
@@ -26,6 +26,7 @@ Examples:
           ...imageBody(await readPrompt(ctx, words), opts),
           images: opts.image.map((url) => ({ image_url: url })),
         };
+        await checkImageOut(opts);
         const images = await import('../../client/resources/images.js');
         const client = await ctx.client();
         const res = await images.edit(client, body, { signal: ctx.signal });

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Runtime } from '../context.js';
 import { readPrompt } from '../text-common.js';
-import { imageBody, imageFlags, printImages, type ImageOptions } from './common.js';
+import { checkImageOut, imageBody, imageFlags, printImages, type ImageOptions } from './common.js';
 
 /** `gw image generate`: POST /v1/images/generations. */
 export default function generateCommand(rt: Runtime): Command {
@@ -22,6 +22,7 @@ Examples:
     .action(
       rt.action(async (ctx, words: string[], opts: ImageOptions) => {
         const body = imageBody(await readPrompt(ctx, words), opts);
+        await checkImageOut(opts);
         const images = await import('../../client/resources/images.js');
         const client = await ctx.client();
         const res = await images.generate(client, body, { signal: ctx.signal });

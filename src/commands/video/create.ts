@@ -130,7 +130,7 @@ Examples:
             });
           }
           const { checkTarget } = await import('../../core/download.js');
-          await checkTarget(f.download, false);
+          await checkTarget(f.download, false, { allowDirectory: true });
         }
         // The body was checked above (before --dry-run and any local check): once is enough.
         const client = await ctx.client({ validate: false });
@@ -157,8 +157,9 @@ Examples:
           },
         });
         if (f.download === undefined) return;
+        const { outputPath } = await import('../../core/download.js');
         const r = await downloadVideo(ctx, client, id, {
-          file: f.download,
+          file: outputPath(f.download, `${id}.mp4`),
           force: false,
           sha256: f.sha256,
         });

@@ -58,11 +58,8 @@ export async function downloadVideo(
       sha256: o.sha256,
       signal: ctx.signal,
       stdout: ctx.io.stdout,
-      open: (start, signal) =>
-        videos.content(client, id, {
-          headers: start !== undefined ? { range: `bytes=${start}-` } : {},
-          signal,
-        }),
+      identity: { id, url: `/v1/videos/${id}/content` },
+      open: (_start, signal, headers) => videos.content(client, id, { headers, signal }),
       onProgress: (n, total) => {
         bar ??= ctx.progress.bar(`${id}`, total);
         bar.tick(n);
@@ -125,7 +122,8 @@ Examples:
     )
     .action(
       rt.action(async (ctx, id: string, opts: { output?: string; force: boolean; sha256: boolean }) => {
-        const file = opts.output ?? `${id}.mp4`;
+        const { outputPath } = await import('../../core/download.js');
+        const file = outputPath(opts.output ?? `${id}.mp4`, `${id}.mp4`);
         const client = await ctx.client();
         const r = await downloadVideo(ctx, client, id, { file, force: opts.force, sha256: opts.sha256 });
         if (file === '-') return;

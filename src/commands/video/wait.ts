@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { ApiResult, GatewayClient } from '../../client/gateway-client.js';
 import type { VideoRecord } from '../../contract/video.js';
-import { formatDuration, parseDuration } from '../../core/duration.js';
+import { formatDuration, parsePositiveDuration } from '../../core/duration.js';
 import { InterruptedError, TimeoutError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
 import { resumeCommand } from './shared.js';
@@ -41,7 +41,7 @@ export async function waitForVideo(
       maxMs: Math.max(30_000, limits.intervalMs ?? 0),
       requestTimeoutMs: ctx.settings().timeoutMs,
       onUpdate: (rec, elapsed) => {
-        spinner.update(`${id} ${rec.status} ${formatDuration(elapsed)}`);
+        spinner.update(`${id} ${rec.status}`);
         if (rec.status !== last) {
           last = rec.status;
           journal.update('video', id, rec.status);
@@ -93,7 +93,10 @@ export function waitCommand(rt: Runtime): Command {
       '--timeout <dur>',
       'give up after this long (exit 4, the resume command on stderr); default: no limit',
     )
-    .option('--interval <dur>', 'first polling delay (default 2s; backoff with jitter, capped at 30s)')
+    .option(
+      '--interval <dur>',
+      'first polling delay, more than 0 (default 2s; backoff with jitter, capped at 30s)',
+    )
     .addHelpText(
       'after',
       `
@@ -111,7 +114,8 @@ Examples:
     .action(
       rt.action(async (ctx, id: string, opts: { timeout?: string; interval?: string }) => {
         const timeoutMs = ctx.waitLimitMs(opts.timeout);
-        const intervalMs = opts.interval !== undefined ? parseDuration(opts.interval, 'interval') : undefined;
+        const intervalMs =
+          opts.interval !== undefined ? parsePositiveDuration(opts.interval, 'interval') : undefined;
         const client = await ctx.client();
         const res = await waitForVideo(ctx, client, id, {
           timeoutMs,

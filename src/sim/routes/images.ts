@@ -22,6 +22,28 @@ import { modelAllowed, validBody } from './text.js';
 /** The simulated models that can edit (common.md §7: another model's edit returns no product). */
 export const EDIT_MODELS: readonly string[] = ['image-edit-1'];
 
+/**
+ * The most images one request may ask for. The gateway documents publish no maximum of `n`; the simulator
+ * refuses more than this with 400 (as OpenAI-style image APIs do past 10), so an absurd `n` cannot make it
+ * render millions of PNGs.
+ */
+export const MAX_IMAGES_N = 10;
+
+/** 400 for an `n` the simulator will not render; true when refused. */
+function refuseN(reply: SimReply, n: number | undefined): boolean {
+  if (n === undefined || (Number.isInteger(n) && n >= 1 && n <= MAX_IMAGES_N)) return false;
+  reply.error(
+    400,
+    'invalid_request',
+    `n: must be an integer from 1 to ${MAX_IMAGES_N} (simulator limit)`,
+    'common',
+    {
+      param: 'n',
+    },
+  );
+  return true;
+}
+
 /** Pixels rendered at most per image; larger sizes are drawn scaled down (the answer still says the size asked). */
 export const MAX_RENDER_PIXELS = 2048 * 2048;
 
@@ -79,6 +101,7 @@ function generate(sim: Sim) {
     const body = validBody(imageGenerateParamsSchema, req, reply);
     if (body === undefined) return;
     if (!modelAllowed(req, reply, body.model, SIM_IMAGE_MODELS, '/v1/images/generations')) return;
+    if (refuseN(reply, body.n)) return;
     answer(sim, reply, body, false);
   };
 }
@@ -88,6 +111,7 @@ function edit(sim: Sim) {
     const body = validBody(imageEditShapeSchema, req, reply);
     if (body === undefined) return;
     if (!modelAllowed(req, reply, body.model, SIM_IMAGE_MODELS, '/v1/images/edits')) return;
+    if (refuseN(reply, body.n)) return;
     const noProduct =
       !EDIT_MODELS.includes(body.model) || body.images.some((i) => !isPublicHttpsUrl(i.image_url));
     answer(sim, reply, body, noProduct);

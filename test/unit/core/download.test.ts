@@ -14,7 +14,9 @@ import {
   parseContentRange,
   partPath,
   type DownloadAnswer,
+  outputPath,
 } from '../../../src/core/download.js';
+import { lockPath, metaPath, writeMeta } from '../../../src/core/download-part.js';
 import { GwError, InterruptedError, UsageError } from '../../../src/core/errors.js';
 
 const DATA = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 7 + 3) & 0xff));
@@ -33,6 +35,7 @@ function answer(
   const status = o.status ?? (start > 0 ? 206 : 200);
   const headers: DownloadAnswer['headers'] = {
     'content-length': String(o.lengthHeader ?? slice.length),
+    etag: '"v1"',
   };
   if (status === 206)
     headers['content-range'] = `bytes ${start}-${DATA.length - 1}/${o.total ?? DATA.length}`;
@@ -140,6 +143,7 @@ describe('download', () => {
   it('restarts from zero when the server answers 416 to the Range request', async () => {
     const file = join(dir(), 'out.mp4');
     writeFileSync(partPath(file), DATA);
+    writeMeta(partPath(file), { etag: '"v1"' });
     const ranges: Array<number | undefined> = [];
     const r = await download({
       open: (start) => {
@@ -170,6 +174,7 @@ describe('download', () => {
   it('starts again when a 206 resumes at another offset', async () => {
     const file = join(dir(), 'out.mp4');
     writeFileSync(partPath(file), DATA.subarray(0, 100));
+    writeMeta(partPath(file), { etag: '"v1"' });
     const ranges: Array<number | undefined> = [];
     const r = await download({
       open: (start) => {
@@ -202,8 +207,9 @@ describe('download', () => {
     const file = join(dir(), 'no-such-dir', 'out.mp4');
     const e = await download({ open: () => Promise.resolve(answer()), file }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(GwError);
-    expect((e as GwError).code).toBe('write_failed');
-    expect((e as GwError).message).toMatch(/cannot write the download: ENOENT/);
+    expect((e as GwError).code).toBe('not_found');
+    expect((e as GwError).message).toContain(join('no-such-dir'));
+    expect((e as GwError).message).toContain('(ENOENT)');
     expect(existsSync(file)).toBe(false);
   });
 
@@ -244,7 +250,10 @@ describe('download over HTTP (GatewayClient.raw)', () => {
       ranges.push(req.headers.range);
       const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
       const start = m ? Number(m[1]) : 0;
-      const headers: Record<string, string | number> = { 'content-length': DATA.length - start };
+      const headers: Record<string, string | number> = {
+        'content-length': DATA.length - start,
+        etag: '"abc"',
+      };
       if (m) headers['content-range'] = `bytes ${start}-${DATA.length - 1}/${DATA.length}`;
       res.writeHead(m ? 206 : 200, headers);
       if (drop) {
@@ -259,13 +268,176 @@ describe('download over HTTP (GatewayClient.raw)', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = new GatewayClient({ baseUrl: url, token: 't', sleep: () => Promise.resolve() });
     const file = join(dir(), 'v.mp4');
-    const open = (start: number | undefined): Promise<DownloadAnswer> =>
-      client.raw({ path: '/file', headers: start !== undefined ? { range: `bytes=${start}-` } : {} });
+    const ifRange: Array<string | undefined> = [];
+    server.on('request', (req: { headers: Record<string, string | undefined> }) =>
+      ifRange.push(req.headers['if-range']),
+    );
+    const open = (_s: number | undefined, _signal: unknown, headers: Record<string, string>) =>
+      client.raw({ path: '/file', headers });
     await expect(download({ open, file })).rejects.toMatchObject({ code: 'download_incomplete' });
     const r = await download({ open, file });
     await client.close();
     expect(ranges).toEqual([undefined, 'bytes=12345-']);
+    expect(ifRange).toEqual([undefined, '"abc"']);
     expect(r.resumed).toBe(true);
     expect(readFileSync(file).equals(DATA)).toBe(true);
+  });
+});
+
+describe('download: a .part belongs to one download, one writer', () => {
+  /** A kept half part of `DATA`, recorded for `id` with ETag "v1". */
+  function halfPart(file: string, id = 'video_1'): void {
+    writeFileSync(partPath(file), DATA.subarray(0, 50_000));
+    writeMeta(partPath(file), { id, url: '/v1/videos/video_1/content', etag: '"v1"' });
+  }
+  const identity = { id: 'video_1', url: '/v1/videos/video_1/content' };
+
+  it('resumes only with If-Range carrying the recorded validator, then removes the sidecar', async () => {
+    const file = join(dir(), 'out.mp4');
+    halfPart(file);
+    const sent: Array<Record<string, string>> = [];
+    const r = await download({
+      identity,
+      file,
+      open: (start, _s, headers) => {
+        sent.push(headers);
+        return Promise.resolve(answer({ start: start ?? 0 }));
+      },
+    });
+    expect(sent).toEqual([{ range: 'bytes=50000-', 'if-range': '"v1"' }]);
+    expect(r.resumed).toBe(true);
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+    expect(existsSync(metaPath(partPath(file)))).toBe(false);
+    expect(existsSync(lockPath(partPath(file)))).toBe(false);
+  });
+
+  it('never resumes a part recorded for another id (or with no record at all): starts over', async () => {
+    for (const prepare of [
+      (f: string) => halfPart(f, 'video_OTHER'),
+      (f: string) => writeFileSync(partPath(f), DATA.subarray(0, 50_000)),
+    ]) {
+      const file = join(dir(), 'out.mp4');
+      prepare(file);
+      const sent: Array<Record<string, string>> = [];
+      const r = await download({
+        identity,
+        file,
+        open: (_start, _s, headers) => {
+          sent.push(headers);
+          return Promise.resolve(answer());
+        },
+      });
+      expect(sent).toEqual([{}]);
+      expect(r.resumed).toBe(false);
+      expect(readFileSync(file).equals(DATA)).toBe(true);
+    }
+  });
+
+  it('accepts a 206 only when Content-Range is exactly the rest of the file (start, end and total)', async () => {
+    const bad = [
+      `bytes 50000-60000/${DATA.length}`, // wrong end
+      `bytes 50000-${DATA.length - 1}/${DATA.length + 5}`, // wrong total
+      `bytes 50000-${DATA.length - 1}/*`, // unknown total
+      'garbage',
+    ];
+    for (const range of bad) {
+      const file = join(dir(), 'out.mp4');
+      halfPart(file);
+      const opened: Array<number | undefined> = [];
+      const r = await download({
+        identity,
+        file,
+        open: (start) => {
+          opened.push(start);
+          if (start === undefined) return Promise.resolve(answer());
+          const a = answer({ start });
+          a.headers['content-range'] = range;
+          return Promise.resolve(a);
+        },
+      });
+      expect(opened, range).toEqual([50_000, undefined]);
+      expect(r.resumed).toBe(false);
+      expect(readFileSync(file).equals(DATA)).toBe(true);
+    }
+  });
+
+  it('a status other than 200/206 (204, 203, 206 unasked) is a clean error with nothing written', async () => {
+    for (const status of [204, 203, 206, 302]) {
+      const file = join(dir(), 'out.mp4');
+      const e = await download({
+        file,
+        open: () => Promise.resolve({ status, headers: {}, body: Readable.from([Buffer.from('x')]) }),
+      }).catch((x: unknown) => x);
+      expect(e, String(status)).toBeInstanceOf(GwError);
+      expect((e as GwError).code).toBe('download_status');
+      expect((e as GwError).message).toContain(`HTTP ${status}`);
+      expect(existsSync(file)).toBe(false);
+    }
+    const sink = new PassThrough();
+    await expect(
+      download({
+        file: '-',
+        stdout: sink,
+        open: () => Promise.resolve({ status: 204, headers: {}, body: Readable.from([]) }),
+      }),
+    ).rejects.toMatchObject({ code: 'download_status' });
+  });
+
+  it("a second writer of the same part is refused while the first runs; a dead owner's lock is taken over", async () => {
+    const file = join(dir(), 'out.mp4');
+    let release: (() => void) | undefined;
+    const slow = new Readable({ read() {} });
+    const first = download({
+      file,
+      open: () => {
+        release = () => {
+          slow.push(DATA);
+          slow.push(null);
+        };
+        return Promise.resolve({
+          status: 200,
+          headers: { 'content-length': String(DATA.length) },
+          body: slow,
+        });
+      },
+    });
+    await new Promise((r) => setImmediate(r));
+    const e = await download({ file, open: () => Promise.resolve(answer()) }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(GwError);
+    expect((e as GwError).code).toBe('download_locked');
+    expect((e as GwError).message).toContain(`pid ${process.pid}`);
+    release?.();
+    await first;
+    expect(readFileSync(file).equals(DATA)).toBe(true);
+
+    // A lock left by a crashed process (a pid that does not run) does not block for ever.
+    const file2 = join(dir(), 'out.mp4');
+    writeFileSync(lockPath(partPath(file2)), `999999999 ${(await import('node:os')).hostname()}\n`);
+    await download({ file: file2, open: () => Promise.resolve(answer()) });
+    expect(readFileSync(file2).equals(DATA)).toBe(true);
+    expect(existsSync(lockPath(partPath(file2)))).toBe(false);
+  });
+});
+
+describe('outputPath / checkTarget', () => {
+  it('saves into a directory (existing, or written with a trailing slash) under the given name', () => {
+    const d = dir();
+    expect(outputPath(d, 'video_1.mp4')).toBe(join(d, 'video_1.mp4'));
+    expect(outputPath(`${d}/`, 'video_1.mp4')).toBe(join(d, 'video_1.mp4'));
+    expect(outputPath(join(d, 'x.mp4'), 'video_1.mp4')).toBe(join(d, 'x.mp4'));
+    expect(outputPath('-', 'v.mp4')).toBe('-');
+  });
+
+  it('refuses an empty path, a missing directory, a parent that is a file, and a directory as a file name', async () => {
+    const d = dir();
+    expect(() => outputPath('')).toThrow(UsageError);
+    expect(() => outputPath('', 'v.mp4')).toThrow(/empty/);
+    expect(() => outputPath(join(d, 'missing', 'v.mp4'))).toThrow(/missing.*\(ENOENT\)/);
+    expect(() => outputPath(join(d, 'missing') + '/', 'v.mp4')).toThrow(/mkdir -p|ENOENT/);
+    writeFileSync(join(d, 'file'), 'x');
+    expect(() => outputPath(join(d, 'file', 'v.mp4'))).toThrow(/not a directory/);
+    await expect(checkTarget(d, false)).rejects.toThrow(/is a directory; give a file name/);
+    await expect(checkTarget(d, false, { allowDirectory: true })).resolves.toBeUndefined();
+    await expect(checkTarget('', false)).rejects.toBeInstanceOf(UsageError);
   });
 });

@@ -43,6 +43,8 @@ Examples:
           let total: number;
           let body: unknown;
           let size = pageSize;
+          let firstTotal: number | undefined;
+          const seen = new Set<string>();
           for (let p = first; ; p++) {
             const res = await assets.listAssets(
               client,
@@ -52,13 +54,17 @@ Examples:
             const got = res.data.Result.Items;
             body = res.data;
             size ??= res.data.Result.PageSize ?? got.length;
-            items = items.concat(got);
+            const repeated = got.length > 0 && got.every((a) => seen.has(a.Id));
+            for (const a of got) seen.add(a.Id);
+            if (!repeated) items = items.concat(got);
             total = res.data.Result.TotalCount;
+            firstTotal ??= total;
             if (
               opts.all !== true ||
+              repeated ||
               got.length === 0 ||
               got.length < size ||
-              (first - 1) * size + items.length >= total
+              (first - 1) * size + items.length >= firstTotal
             )
               break;
           }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import {
   BETA_RATIOS,
@@ -38,10 +37,14 @@ interface CreateOptions {
 
 const collect = (v: string, acc: string[] = []): string[] => [...acc, v];
 
-function readBodyFile(path: string): Record<string, unknown> {
+async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const { LOCAL_LIMITS, readLocalFile } = await import('../../../core/local-file.js');
+  const text = (
+    await readLocalFile(path, { flag: 'body', field: 'body', limit: LOCAL_LIMITS.body, signal })
+  ).toString('utf8');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (e) {
     throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
   }
@@ -127,7 +130,7 @@ Examples:
     )
     .action(
       rt.action(async (ctx, prompt: string | undefined, opts: CreateOptions) => {
-        const base = opts.body !== undefined ? readBodyFile(opts.body) : {};
+        const base = opts.body !== undefined ? await readBodyFile(opts.body, ctx.signal) : {};
         let body = buildBetaTaskBody(
           {
             model: opts.model,
@@ -166,7 +169,8 @@ Examples:
         const waitMs = ctx.waitLimitMs();
         if (opts.download !== undefined) {
           const { checkTarget } = await import('../../../core/download.js');
-          await checkTarget(opts.download, false); // refuse before creating (and billing) anything
+          // refuse before creating (and billing) anything
+          await checkTarget(opts.download, false, { allowDirectory: true });
         }
         const tasks = await import('../../../client/resources/beta-tasks.js');
         const client = await ctx.client();
@@ -191,7 +195,8 @@ Examples:
         let download;
         if (opts.download !== undefined) {
           const { downloadTask } = await import('./download.js');
-          download = await downloadTask(ctx, client, task, { file: opts.download });
+          const { outputPath } = await import('../../../core/download.js');
+          download = await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) });
           if (!ctx.globals.json) ctx.out.note(`saved ${download.video.path}`);
         }
         if (ctx.globals.json) ctx.out.json({ id, task, ...(download ? { download } : {}) });

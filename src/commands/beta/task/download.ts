@@ -14,7 +14,7 @@ async function fetchTo(
   client: GatewayClient,
   url: string,
   file: string,
-  o: { force?: boolean | undefined; sha256?: boolean | undefined },
+  o: { force?: boolean | undefined; sha256?: boolean | undefined; id?: string | undefined },
 ): Promise<DownloadResult> {
   const { download } = await import('../../../core/download.js');
   const bar = ctx.progress.bar(file === '-' ? 'download' : file, undefined);
@@ -26,13 +26,10 @@ async function fetchTo(
       signal: ctx.signal,
       stdout: ctx.io.stdout,
       onProgress: (n) => bar.tick(n),
-      open: async (start, signal) => {
+      identity: { id: o.id, url },
+      open: async (_start, signal, headers) => {
         try {
-          return await client.raw({
-            path: url,
-            headers: start !== undefined ? { range: `bytes=${start}-` } : {},
-            signal,
-          });
+          return await client.raw({ path: url, headers, signal });
         } catch (e) {
           // The CDN answers 403/404 once the signed URL has expired: not an authentication problem of gw.
           if (e instanceof GatewayError && (e.status === 403 || e.status === 404)) {
@@ -88,13 +85,13 @@ export async function downloadTask(
   if (o.lastFrame !== undefined) await checkTarget(o.lastFrame, o.force);
   const out: TaskDownload = {
     id: task.id,
-    video: await fetchTo(ctx, client, video, o.file, o),
+    video: await fetchTo(ctx, client, video, o.file, { ...o, id: task.id }),
   };
   if (o.lastFrame !== undefined && frame !== undefined) {
-    out.last_frame = await fetchTo(ctx, client, frame, o.lastFrame, o);
+    out.last_frame = await fetchTo(ctx, client, frame, o.lastFrame, { ...o, id: `${task.id}#last_frame` });
   }
   ctx.journal().update('beta-task', task.id, task.status, { file: out.video.path });
-  ctx.out.note(TTL_NOTE);
+  ctx.out.tip(TTL_NOTE); // decorative: only on a terminal
   return out;
 }
 
@@ -134,8 +131,8 @@ Examples:
               { field: 'output' },
             );
           }
-          const file = opts.output ?? `${id}.mp4`;
-          const { checkTarget } = await import('../../../core/download.js');
+          const { checkTarget, outputPath } = await import('../../../core/download.js');
+          const file = outputPath(opts.output ?? `${id}.mp4`, `${id}.mp4`);
           await checkTarget(file, opts.force); // refuse before anything is sent
           if (opts.lastFrame !== undefined) await checkTarget(opts.lastFrame, opts.force);
           const tasks = await import('../../../client/resources/beta-tasks.js');

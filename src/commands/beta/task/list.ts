@@ -78,19 +78,27 @@ Examples:
         let total: number;
         let body: unknown;
         let size = pageSize;
+        let firstTotal: number | undefined;
+        const seen = new Set<string>();
         for (let p = page; ; p++) {
           const res = await tasks.list(client, { ...params, page: p }, { signal: ctx.signal });
           const got = res.data.items;
           body = res.data;
           size ??= got.length; // the server's default page size (not shown in §4.1)
-          items = items.concat(got);
+          // A page of ids already seen (a server ignoring `page`) ends the walk instead of looping.
+          const repeated = got.length > 0 && got.every((t) => seen.has(t.id));
+          for (const t of got) seen.add(t.id);
+          if (!repeated) items = items.concat(got);
           total = res.data.total;
-          // The end: an empty or short page, or every item counted (a growing total must not loop forever).
+          firstTotal ??= total;
+          // The end: an empty or short page, or every item of the first page's total counted (a total that
+          // grows while walking must not loop forever).
           if (
             opts.all !== true ||
+            repeated ||
             got.length === 0 ||
             got.length < size ||
-            (page - 1) * size + items.length >= total
+            (page - 1) * size + items.length >= firstTotal
           )
             break;
         }

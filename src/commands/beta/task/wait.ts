@@ -30,9 +30,9 @@ export async function followTask(
     task = await tasks.wait(client, id, {
       timeoutMs: o.timeoutMs,
       signal: ctx.signal,
-      onUpdate: (t, ms) => {
+      onUpdate: (t) => {
         last = t;
-        spin.update(`task ${id}: ${t.status} (${formatDuration(ms)})`);
+        spin.update(`task ${id}: ${t.status}`);
       },
       onTransient: (e, ms) => spin.update(`task ${id}: ${e.message}; retrying in ${formatDuration(ms)}`),
     });

@@ -1,0 +1,151 @@
+/**
+ * The create endpoints a batch line may name, how each is checked against the contract before anything is sent,
+ * and how each is sent through the client's resources.
+ */
+import type { ApiResult, GatewayClient } from '../client/gateway-client.js';
+import { alphaImage2VideoRequestSchema } from '../contract/alpha.js';
+import { checkBetaTaskCreate } from '../contract/beta.js';
+import * as TextContract from '../contract/text.js';
+import { check, type RuleViolation } from '../contract/validate.js';
+import { videoCreateSchema } from '../contract/video.js';
+
+/** How an endpoint's items finish: answered at once, or created and then followed to a terminal state. */
+export type EndpointKind = 'sync' | 'video' | 'alpha' | 'beta';
+
+/** One create endpoint of the documents. */
+export interface Endpoint {
+  url: string;
+  kind: EndpointKind;
+  /** The contract's first violation of a body, or undefined. */
+  check(body: unknown): Promise<RuleViolation | undefined>;
+  /** Sends the body through the client's resource for it. */
+  send(
+    client: GatewayClient,
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<ApiResult<unknown>>;
+}
+
+/** Every create endpoint, in the order `--help` lists them. */
+export const BATCH_URLS = [
+  '/v1/chat/completions',
+  '/v1/responses',
+  '/v1/messages',
+  '/v1/embeddings',
+  '/v1/images/generations',
+  '/v1/images/edits',
+  '/v1/videos',
+  '/alpha/v1/videos/image2video',
+  '/beta/api/v3/contents/generations/tasks',
+] as const;
+
+type Schemas = typeof TextContract;
+
+function zodCheck(
+  pick: (t: Schemas) => Parameters<typeof check>[0],
+  body: unknown,
+): Promise<RuleViolation | undefined> {
+  const r = check(pick(TextContract), body);
+  return Promise.resolve(r.ok ? undefined : r.violation);
+}
+
+let resolver: ((host: string) => Promise<string[]>) | undefined;
+
+/** A module loaded on first use and then reused (a batch sends the same kinds thousands of times). */
+function lazy<T>(load: () => Promise<T>): () => T | Promise<T> {
+  let mod: T | undefined;
+  return () => mod ?? load().then((m) => (mod = m));
+}
+
+const chatMod = lazy(() => import('../client/resources/chat.js'));
+const responsesMod = lazy(() => import('../client/resources/responses.js'));
+const messagesMod = lazy(() => import('../client/resources/messages.js'));
+const embeddingsMod = lazy(() => import('../client/resources/embeddings.js'));
+const imagesMod = lazy(() => import('../client/resources/images.js'));
+const videosMod = lazy(() => import('../client/resources/videos.js'));
+const alphaMod = lazy(() => import('../client/resources/alpha.js'));
+const betaMod = lazy(() => import('../client/resources/beta-tasks.js'));
+
+const TABLE: Record<string, Endpoint> = {
+  '/v1/chat/completions': {
+    url: '/v1/chat/completions',
+    kind: 'sync',
+    check: (b) => zodCheck((t) => t.chatCreateParamsSchema, b),
+    send: async (c, b, signal) => (await chatMod()).create(c, b as never, { signal }),
+  },
+  '/v1/responses': {
+    url: '/v1/responses',
+    kind: 'sync',
+    check: (b) => zodCheck((t) => t.responseCreateParamsSchema, b),
+    send: async (c, b, signal) => (await responsesMod()).create(c, b as never, { signal }),
+  },
+  '/v1/messages': {
+    url: '/v1/messages',
+    kind: 'sync',
+    check: (b) => zodCheck((t) => t.messageCreateParamsSchema, b),
+    send: async (c, b, signal) => (await messagesMod()).create(c, b as never, { signal }),
+  },
+  '/v1/embeddings': {
+    url: '/v1/embeddings',
+    kind: 'sync',
+    check: (b) => zodCheck((t) => t.embeddingCreateParamsSchema, b),
+    send: async (c, b, signal) => (await embeddingsMod()).create(c, b as never, { signal }),
+  },
+  '/v1/images/generations': {
+    url: '/v1/images/generations',
+    kind: 'sync',
+    check: (b) => zodCheck((t) => t.imageGenerateParamsSchema, b),
+    send: async (c, b, signal) => (await imagesMod()).generate(c, b as never, { signal }),
+  },
+  '/v1/images/edits': {
+    url: '/v1/images/edits',
+    kind: 'sync',
+    check: (b) => zodCheck((t) => t.imageEditParamsSchema, b),
+    send: async (c, b, signal) => (await imagesMod()).edit(c, b as never, { signal }),
+  },
+  '/v1/videos': {
+    url: '/v1/videos',
+    kind: 'video',
+    check: (b) => {
+      const r = check(videoCreateSchema, b);
+      return Promise.resolve(r.ok ? undefined : r.violation);
+    },
+    send: async (c, b, signal) => (await videosMod()).create(c, b as never, { signal }),
+  },
+  '/alpha/v1/videos/image2video': {
+    url: '/alpha/v1/videos/image2video',
+    kind: 'alpha',
+    check: (b) => {
+      const r = check(alphaImage2VideoRequestSchema, b);
+      return Promise.resolve(r.ok ? undefined : r.violation);
+    },
+    send: async (c, b, signal) => (await alphaMod()).image2video(c, b, { signal }),
+  },
+  '/beta/api/v3/contents/generations/tasks': {
+    url: '/beta/api/v3/contents/generations/tasks',
+    kind: 'beta',
+    check: async (b) => {
+      const tasks = await betaMod();
+      resolver ??= tasks.cachingResolver();
+      const r = await checkBetaTaskCreate(b, resolver);
+      return r.ok ? undefined : r.violation;
+    },
+    send: async (c, b, signal) => {
+      const tasks = await betaMod();
+      resolver ??= tasks.cachingResolver();
+      return tasks.create(c, b, { signal, resolve: resolver });
+    },
+  },
+};
+
+/** The endpoint of a line's `url` (a full URL is reduced to its path), or undefined. */
+export function endpointFor(url: string): Endpoint | undefined {
+  return TABLE[url];
+}
+
+/** The model a body names (alpha's `model_name`, with its documented default). */
+export function modelOf(url: string, body: Record<string, unknown>): string {
+  if (typeof body.model === 'string') return body.model;
+  if (typeof body.model_name === 'string') return body.model_name;
+  return url === '/alpha/v1/videos/image2video' ? 'alpha-v1' : '(none)';
+}

@@ -1,0 +1,51 @@
+/**
+ * The lines of results.jsonl and errors.jsonl: the OpenAI Batch output format
+ * (`{id, custom_id, response: {status_code, request_id, body}, error}`) plus gw's `task` (the final task record of
+ * async items) and `files` (what was downloaded, with byte counts).
+ */
+/** A downloaded file of an item. */
+export interface SavedFile {
+  path: string;
+  bytes: number;
+}
+
+/** One output line. */
+export interface OutputLine {
+  id: string;
+  custom_id: string;
+  response: { status_code: number; request_id: string | null; body: unknown } | null;
+  error: { code: string; message: string } | null;
+  task?: unknown;
+  files?: SavedFile[];
+}
+
+/** A stable id for an item's output line (the same custom_id always gets the same id): two FNV-1a hashes. */
+export function outputId(customId: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ customId.length;
+  for (let i = 0; i < customId.length; i++) {
+    const c = customId.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return `batch_req_${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}`;
+}
+
+/** Builds an output line. */
+export function outputLine(
+  customId: string,
+  response: OutputLine['response'],
+  error: OutputLine['error'],
+  extra: { task?: unknown; files?: SavedFile[] | undefined } = {},
+): OutputLine {
+  const line: OutputLine = { id: outputId(customId), custom_id: customId, response, error };
+  if (extra.task !== undefined) line.task = extra.task;
+  if (extra.files !== undefined) line.files = extra.files;
+  return line;
+}
+
+/** The file extension of an item's result, from its URL (default mp4). */
+export function extensionOf(url: string): string {
+  const m = /\.([a-z0-9]{2,5})(?:$|[?#])/i.exec(new URL(url, 'http://x').pathname);
+  return (m?.[1] ?? 'mp4').toLowerCase();
+}

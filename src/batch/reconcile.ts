@@ -1,0 +1,94 @@
+/**
+ * After a crash: an item whose last record is "sending" had its create in flight when the process died. If its
+ * answer reached results.jsonl / errors.jsonl (written before the state record), it is finished; otherwise the
+ * create may or may not have reached the gateway: it is in doubt, and only resent on request.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { outputLine } from './output.js';
+import { ERRORS_FILE, RESULTS_FILE, type BatchState, type BatchWriter } from './state.js';
+
+async function findLines(
+  path: string,
+  ids: Set<string>,
+  found: Map<string, { file: 'results' | 'errors'; code?: string }>,
+  file: 'results' | 'errors',
+): Promise<void> {
+  try {
+    await stat(path);
+  } catch {
+    return;
+  }
+  const input = createReadStream(path, { highWaterMark: 256 * 1024 });
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  for await (const line of rl) {
+    const m = /"custom_id":("(?:[^"\\]|\\.)*")/.exec(line);
+    if (!m) continue;
+    let id: string;
+    try {
+      id = JSON.parse(m[1] as string) as string;
+    } catch {
+      continue;
+    }
+    if (!ids.has(id)) continue;
+    let code: string | undefined;
+    try {
+      code = (JSON.parse(line) as { error?: { code?: string } | null }).error?.code;
+    } catch {
+      code = undefined;
+    }
+    found.set(id, { file, ...(code !== undefined ? { code } : {}) });
+  }
+}
+
+/** Settles "sending" items from a crashed run; with `resendInDoubt`, forgets every in-doubt item so it is sent again. */
+export async function reconcile(
+  dir: string,
+  state: BatchState,
+  writer: BatchWriter,
+  resendInDoubt: boolean,
+): Promise<void> {
+  const sending = new Set<string>();
+  for (const [id, s] of state.status) if (s === 'sending') sending.add(id);
+  if (sending.size > 0) {
+    const found = new Map<string, { file: 'results' | 'errors'; code?: string }>();
+    await findLines(join(dir, RESULTS_FILE), sending, found, 'results');
+    await findLines(join(dir, ERRORS_FILE), sending, found, 'errors');
+    for (const id of sending) {
+      const f = found.get(id);
+      const at = Date.now();
+      if (f?.file === 'results') {
+        const r = { e: 'done' as const, id, at, status: 200 };
+        state.apply(r);
+        await writer.append(r);
+      } else if (f?.file === 'errors' && f.code !== 'in_doubt') {
+        const r = { e: 'failed' as const, id, at, code: f.code ?? 'error' };
+        state.apply(r);
+        await writer.append(r);
+      } else {
+        const reason = 'no answer recorded: the run stopped while this create was in flight';
+        const r = { e: 'doubt' as const, id, at, reason };
+        state.apply(r);
+        await writer.append(r, {
+          file: 'errors',
+          line: JSON.stringify(
+            outputLine(id, null, {
+              code: 'in_doubt',
+              message: `${reason}; not resent (gw batch retry --in-doubt resends it)`,
+            }),
+          ),
+        });
+      }
+    }
+  }
+  if (resendInDoubt) {
+    for (const [id, s] of [...state.status]) {
+      if (s !== 'doubt') continue;
+      const r = { e: 'reset' as const, id, at: Date.now() };
+      state.apply(r);
+      await writer.append(r);
+    }
+  }
+}

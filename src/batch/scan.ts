@@ -1,0 +1,117 @@
+/**
+ * The first pass over a batch file: every line parsed and checked against the contract before anything is sent,
+ * custom_id uniqueness, the shard filter, and the counts and estimates `--dry-run` and `--budget` need. Streams:
+ * only the set of custom_ids is held (and dropped after the pass).
+ */
+import { estimateRequest, type Currency } from '../contract/estimate.js';
+import { isProblem, parseLine, readLines, type LineProblem } from './input.js';
+import { shardOf, type Shard } from './shard.js';
+import type { BatchState } from './state.js';
+
+/** Counts of one endpoint and model. */
+export interface GroupCount {
+  url: string;
+  model: string;
+  count: number;
+  /** Lines not finished yet (what a run would send or follow). */
+  pending: number;
+  priced: Partial<Record<Currency, number>>;
+  unpriced: number;
+}
+
+/** What the first pass found. */
+export interface Scan {
+  /** Non-blank lines of the file. */
+  lines: number;
+  /** Lines in this shard. */
+  inShard: number;
+  problems: LineProblem[];
+  /** Problems beyond the ones kept in `problems`. */
+  moreProblems: number;
+  groups: Map<string, GroupCount>;
+  totals: Partial<Record<Currency, number>>;
+  unpriced: number;
+  /** Currencies of priced lines. */
+  currencies: Set<Currency>;
+}
+
+const KEEP_PROBLEMS = 200;
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+/** Runs the first pass. `validate: false` checks only the envelope (custom_id, url, body), not the contract. */
+export async function scan(
+  input: string,
+  o: { validate: boolean; shard?: Shard | undefined; state?: BatchState | undefined },
+): Promise<Scan> {
+  const s: Scan = {
+    lines: 0,
+    inShard: 0,
+    problems: [],
+    moreProblems: 0,
+    groups: new Map(),
+    totals: {},
+    unpriced: 0,
+    currencies: new Set(),
+  };
+  const seen = new Set<string>();
+  const problem = (p: LineProblem): void => {
+    if (s.problems.length < KEEP_PROBLEMS) s.problems.push(p);
+    else s.moreProblems++;
+  };
+  for await (const { lineNo, text } of readLines(input)) {
+    s.lines++;
+    const line = parseLine(lineNo, text);
+    if (isProblem(line)) {
+      problem(line);
+      continue;
+    }
+    if (seen.has(line.customId)) {
+      problem({
+        lineNo,
+        customId: line.customId,
+        field: 'custom_id',
+        message: `"${line.customId}" is not unique`,
+      });
+      continue;
+    }
+    seen.add(line.customId);
+    if (o.shard !== undefined && shardOf(line.customId, o.shard.n) !== o.shard.k) continue;
+    s.inShard++;
+    const status = o.state?.status.get(line.customId);
+    const finished = status === 'done' || status === 'failed';
+    // A finished line was checked when it was sent; a re-run does not pay for checking it again.
+    if (o.validate && !finished) {
+      const v = await line.endpoint.check(line.body);
+      if (v !== undefined) {
+        problem({
+          lineNo,
+          customId: line.customId,
+          field: `body.${v.field}`.replace(/^body\.body$/, 'body'),
+          message: v.message,
+        });
+        continue;
+      }
+    }
+    const key = `${line.url}\t${line.model}`;
+    let g = s.groups.get(key);
+    if (g === undefined) {
+      g = { url: line.url, model: line.model, count: 0, pending: 0, priced: {}, unpriced: 0 };
+      s.groups.set(key, g);
+    }
+    g.count++;
+    if (!finished) g.pending++;
+    const est = estimateRequest(line.url, line.body);
+    if (est.priced) {
+      g.priced[est.currency] = round2((g.priced[est.currency] ?? 0) + est.amount);
+      s.totals[est.currency] = round2((s.totals[est.currency] ?? 0) + est.amount);
+      s.currencies.add(est.currency);
+    } else {
+      g.unpriced++;
+      s.unpriced++;
+    }
+  }
+  return s;
+}

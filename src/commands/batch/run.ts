@@ -1,0 +1,83 @@
+import { Command, Option } from 'commander';
+import type { RunFlags } from '../../batch/session.js';
+import type { Runtime } from '../context.js';
+
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+/** `gw batch run <file.jsonl|-> --out <dir> …`. */
+export function runCommand(rt: Runtime): Command {
+  return new Command('run')
+    .description('send every request of a JSONL file (OpenAI Batch input format); resumable')
+    .argument('<file>', 'the input, one request per line (- for standard input)')
+    .requiredOption('--out <dir>', 'the batch directory: state, results.jsonl, errors.jsonl, files/')
+    .option('--concurrency <n>', 'requests in flight at most (default 8; each model adapts below it on 429)')
+    .option(
+      '--budget <amount><cur>',
+      'stop submitting before the estimated spend passes it, e.g. 50CNY (repeatable)',
+      collect,
+    )
+    .option('--allow-unpriced', 'with --budget: also run lines whose price is not fixed in advance', false)
+    .option(
+      '--max-attempts <n>',
+      'sends of one item when nothing was created (429, connection refused); default 8',
+    )
+    .option(
+      '--shard <k/n>',
+      'only the lines whose custom_id hashes to shard k of n (n machines split one file)',
+    )
+    .addOption(new Option('--no-download', 'do not download the results of video tasks'))
+    .option('--timeout <dur>', 'stop the whole run after this long (exit 4; the same command resumes it)')
+    .option(
+      '--dry-run',
+      'check every line; print counts per endpoint and model and the estimated total; send nothing',
+      false,
+    )
+    .option(
+      '--resend-in-doubt',
+      'also resend items whose create may have reached the gateway (may bill twice)',
+      false,
+    )
+    .addHelpText(
+      'after',
+      `
+Input: one request per line, {"custom_id": "fox-1", "method": "POST", "url": "/v1/videos", "body": {...}}, where
+url is a create endpoint: /v1/chat/completions, /v1/responses, /v1/messages, /v1/embeddings,
+/v1/images/generations, /v1/images/edits, /v1/videos, /alpha/v1/videos/image2video,
+/beta/api/v3/contents/generations/tasks. custom_id is required and unique (it also names downloaded files).
+Every line is checked against the gateway contract before anything is sent: a bad file exits 2 listing each bad
+line's number, field and rule (--no-validate sends them as they are). Bodies are sent whole (no streaming).
+
+Output in --out: results.jsonl (OpenAI Batch output format, {"id", "custom_id", "response": {"status_code",
+"request_id", "body"}, "error"}, plus "task" — the final record of a video or beta task — and "files" — paths and
+byte counts under files/<custom_id>.<ext>), errors.jsonl (failed and in-doubt items, same format), state.jsonl
+(the log gw resumes from; fsynced before each create is sent and after each answer). Alpha tasks end when
+created (the gateway offers no query endpoint for them): their line carries the created task.
+
+Never billed twice: a create whose answer was lost after the request was written is "in doubt" and is not
+resent (see gw batch status; gw batch retry --in-doubt resends it). Only a 429 or a connection that never opened
+is resent automatically. Running the same command again skips what is done, follows what was created, and sends
+what was never sent; Ctrl-C prints that command. Videos and beta tasks are polled like gw video wait and
+downloaded like gw video download (atomic, resumable), the soonest to expire first.
+
+Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
+billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
+start when a line is unpriced, unless --allow-unpriced. Exit 0 all succeeded, 1 any failed, in doubt or not
+submitted (budget), 2 bad input, 4 --timeout, 130 Ctrl-C. --json prints a summary document.
+
+Examples (against gw sim: GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-local-0000):
+  printf '%s\\n' \\
+    '{"custom_id":"q1","method":"POST","url":"/v1/chat/completions","body":{"model":"chat-3.7-plus","messages":[{"role":"user","content":"hello"}]}}' \\
+    '{"custom_id":"fox","method":"POST","url":"/v1/videos","body":{"model":"clip-1.1-t2v","prompt":"a red fox","seconds":3,"resolution":"720p"}}' \\
+    > jobs.jsonl
+  gw batch run jobs.jsonl --out out --dry-run
+  gw batch run jobs.jsonl --out out --budget 5CNY --allow-unpriced
+  gw batch run jobs.jsonl --out out --shard 1/3 --concurrency 32
+  jq -r .custom_id out/results.jsonl`,
+    )
+    .action(
+      rt.action(async (ctx, file: string, opts: RunFlags) => {
+        const { runSession } = await import('../../batch/session.js');
+        return runSession(ctx, { input: file, dir: opts.out, flags: opts });
+      }),
+    );
+}

@@ -1,0 +1,99 @@
+/**
+ * The one price estimator of gw: what a create request will cost at list price, from the contract's price tables
+ * (clip-1.1 per second in CNY; the beta SKU table in USD per million tokens). Used by `gw batch` (`--dry-run`,
+ * `--budget`, `status`) on top of the same functions the create commands' `--dry-run` print (videoListPrice,
+ * skuCandidates). Pure: no I/O.
+ */
+import { skuCandidates, skuFor } from './beta.js';
+import { videoListPrice } from './video.js';
+
+/** Currencies the documents price in. */
+export type Currency = 'CNY' | 'USD';
+
+/** What one request is expected to cost. */
+export type Estimate =
+  | { priced: true; currency: Currency; amount: number; basis: string }
+  | { priced: false; reason: string; currency?: Currency | undefined };
+
+const VIDEOS = '/v1/videos';
+const BETA_TASKS = '/beta/api/v3/contents/generations/tasks';
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The list price of a create request (`url` relative to the base URL), or why it cannot be fixed in advance. */
+export function estimateRequest(url: string, body: unknown): Estimate {
+  const b = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const model = str(b.model) ?? str(b.model_name) ?? '';
+  if (url === VIDEOS) {
+    const seconds = typeof b.seconds === 'number' ? b.seconds : undefined;
+    const price = videoListPrice(model, seconds, str(b.resolution));
+    if (price === undefined) return { priced: false, reason: `no list price for ${model || 'this model'}` };
+    if (price.amount === undefined) {
+      return {
+        priced: false,
+        currency: 'CNY',
+        reason: `seconds not given: the gateway's default length applies (CNY ${price.perSecond.toFixed(2)}/s)`,
+      };
+    }
+    return {
+      priced: true,
+      currency: 'CNY',
+      amount: price.amount,
+      basis: `${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}`,
+    };
+  }
+  if (url === BETA_TASKS) {
+    const c = skuCandidates(b as Parameters<typeof skuCandidates>[0]);
+    const names = c.map((q) => `${q.sku} ${q.price} USD/M tokens`).join(', ');
+    return {
+      priced: false,
+      currency: 'USD',
+      reason:
+        c.length > 0
+          ? `billed by output tokens the request does not fix (${names})`
+          : `no SKU for ${model || 'this model'}`,
+    };
+  }
+  return { priced: false, reason: 'billed by usage (tokens or images); no list price in advance' };
+}
+
+/** The spend a finished item's own report implies (video seconds, beta usage tokens), where the tables allow. */
+export function impliedSpend(
+  url: string,
+  body: unknown,
+  task: Record<string, unknown> | undefined,
+): { currency: Currency; amount: number } | undefined {
+  if (task === undefined) return undefined;
+  const b = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  if (url === VIDEOS) {
+    const seconds = Number(task.seconds ?? b.seconds);
+    const res = str(task.resolution) ?? str(b.resolution);
+    const price = videoListPrice(
+      str(b.model) ?? str(task.model) ?? '',
+      Number.isFinite(seconds) ? seconds : undefined,
+      res,
+    );
+    return price?.amount !== undefined ? { currency: 'CNY', amount: price.amount } : undefined;
+  }
+  if (url === BETA_TASKS) {
+    const usage = task.usage as { completion_tokens?: unknown } | null | undefined;
+    const tokens = typeof usage?.completion_tokens === 'number' ? usage.completion_tokens : undefined;
+    if (tokens === undefined) return undefined;
+    const sku = skuFor({
+      ...(b as Parameters<typeof skuFor>[0]),
+      ...(str(task.resolution) !== undefined ? { resolution: str(task.resolution) } : {}),
+    });
+    if (sku === undefined) return undefined;
+    return { currency: 'USD', amount: Math.round((tokens / 1e6) * sku.price * 1e6) / 1e6 };
+  }
+  return undefined;
+}
+
+/** Parses `--budget 50CNY` / `10USD` / `10 usd`. */
+export function parseBudget(text: string): { currency: Currency; amount: number } | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(cny|usd)\s*$/i.exec(text);
+  if (!m) return undefined;
+  return { amount: Number(m[1]), currency: (m[2] as string).toUpperCase() as Currency };
+}

@@ -1,0 +1,158 @@
+/**
+ * What a `.part` file belongs to, and who is writing it. A download keeps `<file>.part` (the bytes so far),
+ * `<file>.part.json` (the download's id and URL, and the server's validator: ETag / Last-Modified) and, while it
+ * runs, `<file>.part.lock` (created exclusively, holding the writer's pid). A part is resumed only by the same
+ * download, with `If-Range`, and never by two processes at once.
+ */
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { GwError } from './errors.js';
+import { errnoOf, fsError } from './fs-errors.js';
+
+/** What a partial download is a part of. */
+export interface PartIdentity {
+  /** The task or video id (or any stable name of the thing downloaded). */
+  id?: string | undefined;
+  /** The URL (or gateway path) the bytes come from. */
+  url?: string | undefined;
+}
+
+/** The sidecar of a `.part`: identity and the server's validators. */
+export interface PartMeta extends PartIdentity {
+  etag?: string | undefined;
+  lastModified?: string | undefined;
+}
+
+export function metaPath(part: string): string {
+  return `${part}.json`;
+}
+
+export function lockPath(part: string): string {
+  return `${part}.lock`;
+}
+
+/** Reads the sidecar; undefined when missing or unreadable (the part then cannot be trusted). */
+export function readMeta(part: string): PartMeta | undefined {
+  try {
+    const doc: unknown = JSON.parse(readFileSync(metaPath(part), 'utf8'));
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
+    const d = doc as Record<string, unknown>;
+    const s = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+    return { id: s(d.id), url: s(d.url), etag: s(d.etag), lastModified: s(d.lastModified) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeMeta(part: string, meta: PartMeta): void {
+  try {
+    writeFileSync(metaPath(part), `${JSON.stringify(meta)}\n`, { mode: 0o644 });
+  } catch (e) {
+    throw fsError(e, { path: metaPath(part), action: 'write' });
+  }
+}
+
+export function removeMeta(part: string): void {
+  try {
+    unlinkSync(metaPath(part));
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * The `If-Range` value that lets `part` continue, or undefined when it must start over: the sidecar must name
+ * the same id and URL, and hold a strong ETag or a Last-Modified date.
+ */
+export function resumeValidator(meta: PartMeta | undefined, identity: PartIdentity): string | undefined {
+  if (meta === undefined) return undefined;
+  if (identity.id !== undefined && meta.id !== identity.id) return undefined;
+  if (identity.url !== undefined && meta.url !== identity.url) return undefined;
+  if (meta.etag !== undefined && !meta.etag.startsWith('W/')) return meta.etag;
+  return meta.lastModified;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return errnoOf(e) === 'EPERM';
+  }
+}
+
+/** A lock whose owner is gone (dead pid on this host), or an empty lock older than a minute (crash mid-create). */
+function stale(lock: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(lock, 'utf8');
+  } catch {
+    return true;
+  }
+  const m = /^(\d+) (.*)$/m.exec(text.trim());
+  if (m === null) {
+    try {
+      return Date.now() - statSync(lock).mtimeMs > 60_000;
+    } catch {
+      return true;
+    }
+  }
+  if (m[2] !== hostname()) return false; // another machine (shared disk): cannot tell, trust it
+  const pid = Number(m[1]);
+  return pid !== process.pid && !alive(pid);
+}
+
+/**
+ * Takes the exclusive lock of `part` (`O_EXCL` create of `<part>.lock` holding `pid host`). A lock left by a
+ * process that no longer runs is taken over; a live one is a clear error. Returns the release function.
+ */
+export function lockPart(part: string, file: string): () => void {
+  const lock = lockPath(part);
+  for (let attempt = 0; ; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(lock, 'wx', 0o644);
+    } catch (e) {
+      if (errnoOf(e) === 'EEXIST' && attempt === 0 && stale(lock)) {
+        try {
+          unlinkSync(lock);
+        } catch {
+          // someone else took it over first: the next attempt tells
+        }
+        continue;
+      }
+      if (errnoOf(e) === 'EEXIST') {
+        let owner = '';
+        try {
+          owner = readFileSync(lock, 'utf8').trim().split(' ')[0] ?? '';
+        } catch {
+          // vanished meanwhile
+        }
+        throw new GwError(
+          `another gw process${owner !== '' ? ` (pid ${owner})` : ''} is downloading to ${file}`,
+          {
+            code: 'download_locked',
+            hint: `wait for it to finish; if no gw is running, remove ${lock}`,
+          },
+        );
+      }
+      throw fsError(e, {
+        path: lock,
+        action: 'create the lock file',
+        hint: 'check that the directory is writable',
+      });
+    }
+    try {
+      writeSync(fd, `${process.pid} ${hostname()}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    return () => {
+      try {
+        unlinkSync(lock);
+      } catch {
+        // already removed
+      }
+    };
+  }
+}

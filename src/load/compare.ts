@@ -1,0 +1,121 @@
+/**
+ * `gw load compare` and `--baseline`: a regression gate. Steps are matched by position. A latency percentile
+ * (p50, p90, p95, p99 of ttft, inter-token, time per output token and end to end) regresses when the new value is
+ * more than `tolerance` above the baseline's
+ * (and by at least 1 ms); the error rate regresses when it rose by more than `tolerance`
+ * (relative) and by at least 0.1 percentage point (so 0 % → 0.01 % from one request is not a regression).
+ */
+import type { Context } from '../commands/context.js';
+import type { RunReport, StepReport } from './schema.js';
+
+/** One compared figure. */
+export interface ComparisonRow {
+  step: string;
+  what: string;
+  base: number;
+  next: number;
+  /** Relative change (0.12 = 12 % more); null when the baseline is 0. */
+  change: number | null;
+  regressed: boolean;
+}
+
+/** The verdict. */
+export interface Comparison {
+  tolerance: number;
+  pass: boolean;
+  rows: ComparisonRow[];
+  regressions: ComparisonRow[];
+  notes: string[];
+}
+
+const LATENCY: Array<['ttft' | 'itl' | 'tpot' | 'e2e', string]> = [
+  ['ttft', 'ttft'],
+  ['itl', 'itl'],
+  ['tpot', 'tpot'],
+  ['e2e', 'e2e'],
+];
+const STATS = ['p50', 'p90', 'p95', 'p99'] as const;
+/** A percentile must also rise by at least this much (timer noise of sub-millisecond figures is not a regression). */
+const LATENCY_FLOOR_MS = 1;
+/** An error rate must rise by at least this much (absolute) to regress. */
+const ERROR_FLOOR = 0.001;
+
+function compareStep(b: StepReport, n: StepReport, tol: number, rows: ComparisonRow[]): void {
+  const step = n.label;
+  for (const [m, name] of LATENCY) {
+    const bs = b.latency_ms[m];
+    const ns = n.latency_ms[m];
+    if (bs === undefined || ns === undefined || bs.count === 0 || ns.count === 0) continue;
+    for (const s of STATS) {
+      const base = bs[s];
+      const next = ns[s];
+      const change = base > 0 ? next / base - 1 : null;
+      rows.push({
+        step,
+        what: `${name}.${s}`,
+        base,
+        next,
+        change,
+        regressed: change !== null && change > tol && next - base >= LATENCY_FLOOR_MS,
+      });
+    }
+  }
+  const change = b.error_rate > 0 ? n.error_rate / b.error_rate - 1 : null;
+  rows.push({
+    step,
+    what: 'errors',
+    base: b.error_rate,
+    next: n.error_rate,
+    change,
+    regressed: n.error_rate - b.error_rate >= ERROR_FLOOR && (change === null || change > tol),
+  });
+}
+
+/** Compares `next` against `base`. */
+export function compareReports(base: RunReport, next: RunReport, tolerance: number): Comparison {
+  const rows: ComparisonRow[] = [];
+  const notes: string[] = [];
+  const n = Math.min(base.steps.length, next.steps.length);
+  if (base.steps.length !== next.steps.length) {
+    notes.push(
+      `the reports have ${base.steps.length} and ${next.steps.length} steps; the first ${n} are compared`,
+    );
+  }
+  for (let i = 0; i < n; i++) {
+    const b = base.steps[i] as StepReport;
+    const s = next.steps[i] as StepReport;
+    if (b.label !== s.label) notes.push(`step ${i + 1}: ${b.label} compared with ${s.label}`);
+    compareStep(b, s, tolerance, rows);
+  }
+  const regressions = rows.filter((r) => r.regressed);
+  return { tolerance, pass: regressions.length === 0, rows, regressions, notes };
+}
+
+const fmt = (what: string, v: number): string =>
+  what === 'errors' ? `${(v * 100).toFixed(2)}%` : `${v.toFixed(2)}ms`;
+
+/** Prints a comparison as a table (or JSON with --json) and the verdict. */
+export async function renderComparison(ctx: Context, c: Comparison): Promise<void> {
+  for (const note of c.notes) ctx.out.warn(note);
+  if (ctx.globals.json) {
+    ctx.out.json(c);
+    return;
+  }
+  const multi = new Set(c.rows.map((r) => r.step)).size > 1;
+  await ctx.out.table(
+    [...(multi ? ['step'] : []), 'figure', 'baseline', 'new', 'change', ''],
+    c.rows.map((r) => [
+      ...(multi ? [r.step] : []),
+      r.what,
+      fmt(r.what, r.base),
+      fmt(r.what, r.next),
+      r.change === null ? '-' : `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(1)}%`,
+      r.regressed ? 'REGRESSED' : '',
+    ]),
+  );
+  ctx.out.line(
+    c.pass
+      ? `no regression beyond ${(c.tolerance * 100).toFixed(0)}%`
+      : `regressed beyond ${(c.tolerance * 100).toFixed(0)}%: ${c.regressions.map((r) => `${r.what}${multi ? ` (${r.step})` : ''}`).join(', ')}`,
+  );
+}

@@ -1,0 +1,392 @@
+/**
+ * One timed request of `gw load`, driven through undici's public `Dispatcher.dispatch` handler API so every
+ * timestamp is taken in the callback that delivers the bytes (`onResponseData`), before any JSON is parsed:
+ * time to first token is the arrival of the network read that completed the first content event, inter-token gaps
+ * are the gaps between those arrivals. Stream events are framed by eventsource-parser; only events that matter
+ * (usage, errors, terminals) are parsed as JSON, after their timestamp was taken.
+ *
+ * A request fails when: the status is not 2xx; the connection fails or times out; a stream carries an error event
+ * (chat: a frame with a top-level `error`; responses: `error` or `response.failed`; messages: `error`) or ends
+ * before its terminal event (`[DONE]`, `response.completed|incomplete`, `message_stop`); or a 200 body is not JSON.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import type { Dispatcher } from 'undici';
+import type { Prepared, TextApi } from './workload.js';
+
+/** What one request produced (times in ms). */
+export interface Outcome {
+  api: TextApi;
+  stream: boolean;
+  ok: boolean;
+  /** HTTP status (0 when no answer came). */
+  status: number;
+  /** Error code of a failure: the gateway's `error.code`, a stream error's code, or gw's (`timeout`, `ECONNRESET`…). */
+  code?: string;
+  requestId?: string;
+  /** Scheduled (open loop) or actual (closed loop) start, relative to the run's start. */
+  startMs: number;
+  /** How late the request left compared to its schedule (open loop). */
+  lagMs: number;
+  e2eMs: number;
+  ttftMs?: number;
+  /** Gaps between successive content events. */
+  itlMs: number[];
+  /** Output tokens from the gateway's usage; undefined when it reported none. */
+  outputTokens?: number;
+  /** True when the run was interrupted while this request was in flight (not counted). */
+  cancelled?: boolean;
+}
+
+/** Bytes kept of a successful non-streamed body (for its usage) and of an error body (for its code). */
+const MAX_OK_BODY = 1 << 20;
+const MAX_ERROR_BODY = 64 << 10;
+
+/** Where to send, with what credentials. */
+export interface Target {
+  dispatcher: Dispatcher;
+  /** Path prefix of the base URL (without trailing slash), e.g. `` or `/gateway`. */
+  prefix: string;
+  /** Request headers of streamed and of whole answers (built once: accept differs). */
+  headers: { stream: Record<string, string>; plain: Record<string, string> };
+  timeoutMs: number;
+}
+
+/** One request in flight, as Flight sees it. */
+interface Pending {
+  deadline: number;
+  expire(): void;
+  cancel(): void;
+}
+
+/**
+ * The requests in flight of a step: one timer sweeping for timeouts and one abort listener for all of them, instead
+ * of a timer and a listener per request (both cost more than the rest of a tiny request's bookkeeping).
+ */
+export class Flight {
+  readonly #live = new Set<Pending>();
+  readonly #timer: ReturnType<typeof setInterval>;
+  #aborted = false;
+
+  constructor(
+    readonly timeoutMs: number,
+    signal: AbortSignal,
+  ) {
+    const sweep = Math.max(5, Math.min(250, Math.floor(timeoutMs / 4)));
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      for (const p of this.#live) if (now >= p.deadline) p.expire();
+    }, sweep);
+    if (signal.aborted) this.#aborted = true;
+    else signal.addEventListener('abort', () => this.abortAll(), { once: true });
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  add(p: Pending): void {
+    this.#live.add(p);
+  }
+
+  delete(p: Pending): void {
+    this.#live.delete(p);
+  }
+
+  /** Cancels every request in flight (Ctrl-C, --stop-on). */
+  abortAll(): void {
+    this.#aborted = true;
+    for (const p of [...this.#live]) p.cancel();
+  }
+
+  /** Stops the timer. */
+  close(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+/** Fields of a JSON body or event the recorder reads. */
+interface Parsed {
+  error?: { code?: unknown; type?: unknown } | string | null;
+  usage?: Record<string, unknown> | null;
+  response?: { usage?: Record<string, unknown> | null; error?: { code?: unknown } | null; status?: unknown };
+  code?: unknown;
+  type?: unknown;
+  status?: unknown;
+}
+
+function tryParse(text: string): Parsed | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function usageTokens(u: Record<string, unknown> | null | undefined): number | undefined {
+  const n = u?.completion_tokens ?? u?.output_tokens;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
+/** The error code of an error body in any of the gateway's envelopes. */
+export function errorCode(body: Parsed | undefined, status: number): string {
+  const e = body?.error;
+  if (typeof e === 'object' && e !== null) {
+    if (typeof e.code === 'string' && e.code !== '') return e.code;
+    if (typeof e.code === 'number') return String(e.code);
+    if (typeof e.type === 'string' && e.type !== '') return e.type;
+  }
+  if (typeof body?.code === 'string' && body.code !== '') return body.code;
+  return `http_${status}`;
+}
+
+const CONTENT = /"(?:content|refusal)":"(?!")/;
+
+/** One request in flight: its own dispatch handler (methods on a prototype, not a dozen closures per request). */
+class Exchange implements Dispatcher.DispatchHandler, Pending {
+  readonly out: Outcome;
+  readonly deadline: number;
+  settled = false;
+  controller: Dispatcher.DispatchController | undefined;
+  sse = false;
+  parser: EventSourceParser | undefined;
+  decoder: InstanceType<typeof TextDecoder> | undefined;
+  chunkAt = 0;
+  lastTokenAt = 0;
+  done = false;
+  failedCode: string | undefined;
+  parts: Buffer[] = [];
+  kept = 0;
+  limit = MAX_OK_BODY;
+
+  constructor(
+    readonly req: Prepared,
+    readonly t0: number,
+    runStart: number,
+    readonly flight: Flight,
+    timeoutMs: number,
+    readonly resolve: (o: Outcome) => void,
+  ) {
+    const sentAt = performance.now();
+    this.deadline = sentAt + timeoutMs;
+    this.out = {
+      api: req.api,
+      stream: req.stream,
+      ok: false,
+      status: 0,
+      startMs: t0 - runStart,
+      lagMs: sentAt > t0 ? sentAt - t0 : 0,
+      e2eMs: 0,
+      itlMs: [],
+    };
+  }
+
+  finish(code?: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.flight.delete(this);
+    const out = this.out;
+    out.e2eMs = performance.now() - this.t0;
+    if (code !== undefined) {
+      out.ok = false;
+      out.code = code;
+    }
+    this.resolve(out);
+  }
+
+  expire(): void {
+    this.finish('timeout');
+    this.controller?.abort(Object.assign(new Error('timeout'), { code: 'timeout' }));
+  }
+
+  cancel(): void {
+    this.out.cancelled = true;
+    this.finish('interrupted');
+    this.controller?.abort(Object.assign(new Error('interrupted'), { code: 'interrupted' }));
+  }
+
+  token(): void {
+    const out = this.out;
+    if (out.ttftMs === undefined) out.ttftMs = this.chunkAt - this.t0;
+    else out.itlMs.push(this.chunkAt - this.lastTokenAt);
+    this.lastTokenAt = this.chunkAt;
+  }
+
+  onEvent(e: EventSourceMessage): void {
+    if (this.done || this.failedCode !== undefined) return;
+    const data = e.data;
+    const out = this.out;
+    switch (this.req.api) {
+      case 'chat': {
+        if (data === '[DONE]') {
+          this.done = true;
+          return;
+        }
+        if (data.includes('"error":')) {
+          const p = tryParse(data);
+          if (p?.error !== undefined && p.error !== null) {
+            this.failedCode = errorCode(p, 200);
+            return;
+          }
+        }
+        if (CONTENT.test(data) || data.includes('"tool_calls":[')) this.token();
+        if (data.includes('"usage":{')) {
+          const n = usageTokens(tryParse(data)?.usage);
+          if (n !== undefined) out.outputTokens = n;
+        }
+        return;
+      }
+      case 'responses': {
+        const type = e.event ?? '';
+        if (type === 'response.output_text.delta' || type === 'response.refusal.delta') this.token();
+        else if (type === 'response.completed' || type === 'response.incomplete') {
+          this.done = true;
+          const n = usageTokens(tryParse(data)?.response?.usage);
+          if (n !== undefined) out.outputTokens = n;
+        } else if (type === 'response.failed') {
+          const c = tryParse(data)?.response?.error?.code;
+          this.failedCode = typeof c === 'string' ? c : 'response_failed';
+        } else if (type === 'error') {
+          const p = tryParse(data);
+          this.failedCode = typeof p?.code === 'string' ? p.code : errorCode(p, 200);
+        }
+        return;
+      }
+      case 'messages': {
+        const type = e.event ?? '';
+        if (type === 'content_block_delta') this.token();
+        else if (type === 'message_delta') {
+          // Cumulative totals: overwrite, never add.
+          const n = usageTokens(tryParse(data)?.usage);
+          if (n !== undefined) out.outputTokens = n;
+        } else if (type === 'message_stop') this.done = true;
+        else if (type === 'error') this.failedCode = errorCode(tryParse(data), 200);
+        return;
+      }
+      case 'embeddings':
+        return;
+    }
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.settled) c.abort(new Error('settled'));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.out.status = statusCode;
+    const rid = headers['x-gateway-request-id'] ?? headers['request-id'];
+    if (typeof rid === 'string') this.out.requestId = rid;
+    if (statusCode >= 200 && statusCode < 300 && this.req.stream) {
+      const ct = headers['content-type'];
+      this.sse = typeof ct === 'string' && ct.includes('text/event-stream');
+      if (this.sse) {
+        this.decoder = new TextDecoder('utf-8');
+        this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
+      }
+    }
+    if (statusCode >= 300) this.limit = MAX_ERROR_BODY;
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    // The arrival of these bytes: taken before anything is decoded or parsed.
+    this.chunkAt = performance.now();
+    if (this.settled) return;
+    if (this.parser !== undefined && this.decoder !== undefined) {
+      this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+      if (this.failedCode !== undefined) {
+        // The stream failed: record it, then stop reading.
+        this.finish(this.failedCode);
+        this.controller?.abort(Object.assign(new Error('stream error'), { code: 'stream_error' }));
+      }
+      return;
+    }
+    if (this.kept < this.limit) {
+      this.parts.push(chunk);
+      this.kept += chunk.length;
+    }
+  }
+
+  body(): Parsed | undefined {
+    const p = this.parts;
+    return tryParse((p.length === 1 ? (p[0] as Buffer) : Buffer.concat(p)).toString('utf8'));
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    const status = this.out.status;
+    if (status < 200 || status >= 300) {
+      this.finish(errorCode(this.body(), status));
+      return;
+    }
+    if (this.sse) {
+      if (this.failedCode !== undefined) this.finish(this.failedCode);
+      else if (!this.done) this.finish('stream_incomplete');
+      else {
+        this.out.ok = true;
+        this.finish();
+      }
+      return;
+    }
+    if (this.req.stream) {
+      this.finish('not_a_stream');
+      return;
+    }
+    const whole = this.kept <= this.limit;
+    const p = whole ? this.body() : undefined;
+    if (p === undefined && whole) {
+      this.finish('malformed_body');
+      return;
+    }
+    if (p?.status === 'failed') {
+      this.finish(errorCode(p, status));
+      return;
+    }
+    const n = usageTokens(p?.usage);
+    if (n !== undefined) this.out.outputTokens = n;
+    this.out.ok = true;
+    this.finish();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    const code = (err as { code?: unknown }).code;
+    this.finish(typeof code === 'string' ? code : err.name || 'connection_error');
+  }
+}
+
+/**
+ * Sends one request. `t0` is the performance.now() instant latency is measured from (the scheduled start in the
+ * open loop); `runStart` is the run's origin for `startMs`. Never rejects.
+ */
+export function exchange(
+  target: Target,
+  req: Prepared,
+  t0: number,
+  runStart: number,
+  flight: Flight,
+): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const x = new Exchange(req, t0, runStart, flight, target.timeoutMs, resolve);
+    if (flight.aborted) {
+      x.cancel();
+      return;
+    }
+    flight.add(x);
+    try {
+      target.dispatcher.dispatch(
+        {
+          path: `${target.prefix}${req.path}`,
+          method: 'POST',
+          headers: req.stream ? target.headers.stream : target.headers.plain,
+          body: req.body,
+        },
+        x,
+      );
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      x.finish(typeof code === 'string' ? code : 'dispatch_error');
+    }
+  });
+}

@@ -1,0 +1,184 @@
+/**
+ * `gw load merge`: runs of the same test driven from several machines at once become one report. Steps are matched
+ * by position and label; counts add up, histograms are added bucket by bucket (so every percentile of the merged
+ * report is the percentile of all requests, not an average of percentiles), timelines add second by second, and a
+ * step's duration is the longest of its parts (the machines ran side by side), so rates add up too.
+ */
+import { UsageError } from '../core/errors.js';
+import { LatencyHistogram } from './histogram.js';
+import { METRICS, type Metric, type Second } from './recorder.js';
+import { kneeIndex } from './knee.js';
+import { figures } from './report.js';
+import { parseExpr } from './expr.js';
+import { check } from './slo.js';
+import type { RunReport, StepReport } from './schema.js';
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+function addCounts<T extends Record<string, number>>(
+  a: Record<string, T | number>,
+  b: Record<string, T | number>,
+): void {
+  for (const [k, v] of Object.entries(b)) {
+    const cur = a[k];
+    if (typeof v === 'number') a[k] = ((cur as number | undefined) ?? 0) + v;
+    else {
+      const into = (cur as Record<string, number> | undefined) ?? {};
+      for (const [kk, vv] of Object.entries(v)) into[kk] = (into[kk] ?? 0) + vv;
+      a[k] = into as T;
+    }
+  }
+}
+
+function mergeSteps(parts: StepReport[], sloText: string | undefined): StepReport {
+  const first = parts[0] as StepReport;
+  const hist = {} as Record<Metric, LatencyHistogram>;
+  for (const m of METRICS) {
+    hist[m] = new LatencyHistogram();
+    for (const p of parts) hist[m].add(LatencyHistogram.decode(p.histograms[m] ?? ''));
+  }
+  const sum = (f: (s: StepReport) => number): number => parts.reduce((a, s) => a + f(s), 0);
+  const secs = Math.max(...parts.map((p) => p.duration_s), 0.001);
+  const requests = sum((s) => s.requests);
+  const errors = sum((s) => s.errors);
+  const ok = sum((s) => s.ok);
+  const good = sum((s) => s.good);
+  const outputTokens = sum((s) => s.output_tokens);
+  const late = sum((s) => s.schedule.late);
+  const timeline: Second[] = [];
+  for (const p of parts) {
+    for (const s of p.timeline) {
+      while (timeline.length <= s.t)
+        timeline.push({ t: timeline.length, done: 0, ok: 0, errors: 0, output_tokens: 0 });
+      const into = timeline[s.t] as Second;
+      into.done += s.done;
+      into.ok += s.ok;
+      into.errors += s.errors;
+      into.output_tokens += s.output_tokens;
+    }
+  }
+  const errorsByCode: Record<string, number> = {};
+  const statuses: Record<string, number> = {};
+  const apis: Record<string, { requests: number; ok: number; errors: number }> = {};
+  for (const p of parts) {
+    addCounts(errorsByCode, p.errors_by_code);
+    addCounts(statuses, p.statuses);
+    for (const [api, c] of Object.entries(p.apis)) {
+      const into = (apis[api] ??= { requests: 0, ok: 0, errors: 0 });
+      into.requests += c.requests;
+      into.ok += c.ok;
+      into.errors += c.errors;
+    }
+  }
+  const latency = {} as StepReport['latency_ms'];
+  const histograms = {} as Record<Metric, string>;
+  for (const m of METRICS) {
+    latency[m] = hist[m].summary();
+    histograms[m] = hist[m].encode();
+  }
+  const labels = [...new Set(parts.map((p) => p.label))];
+  const step: StepReport = {
+    ...first,
+    label: labels.join(' + '),
+    duration_s: r3(secs),
+    requests,
+    ok,
+    errors,
+    cancelled: sum((s) => s.cancelled),
+    error_rate: requests === 0 ? 0 : r3(errors / requests),
+    errors_by_code: errorsByCode,
+    statuses,
+    apis,
+    requests_per_s: r3(requests / secs),
+    ok_per_s: r3(ok / secs),
+    good,
+    goodput_per_s: r3(good / secs),
+    output_tokens: outputTokens,
+    output_tokens_per_s: r3(outputTokens / secs),
+    usage_missing: sum((s) => s.usage_missing),
+    schedule: {
+      late,
+      late_share: requests === 0 ? 0 : r3(late / requests),
+      lag_p99_ms: latency.lag.p99,
+      lag_max_ms: latency.lag.max,
+      behind: parts.some((p) => p.schedule.behind),
+    },
+    latency_ms: latency,
+    cdf_ms: { e2e: hist.e2e.cdf(), ttft: hist.ttft.cdf(), itl: hist.itl.cdf(), tpot: hist.tpot.cdf() },
+    histograms,
+    timeline,
+  };
+  if (first.rate !== undefined) step.rate = sum((s) => s.rate ?? 0);
+  if (first.concurrency !== undefined) step.concurrency = sum((s) => s.concurrency ?? 0);
+  delete step.slo;
+  if (sloText !== undefined) {
+    const expr = parseExpr(sloText, '--slo');
+    if (expr.terms.length > 0) step.slo = check(expr, figures(step));
+  }
+  return step;
+}
+
+/** Merges reports (in the order given); exit 2 when their steps do not line up. */
+export function mergeReports(reports: Array<{ path: string; report: RunReport }>): RunReport {
+  const first = reports[0]?.report;
+  if (first === undefined) throw new UsageError('merge: needs at least one report', { field: 'run.json' });
+  for (const { path, report } of reports) {
+    if (report.steps.length !== first.steps.length) {
+      throw new UsageError(
+        `merge: ${path} has ${report.steps.length} steps, the first report ${first.steps.length}: only runs of the same test merge`,
+        { field: 'run.json' },
+      );
+    }
+  }
+  const sloText = typeof first.config.slo === 'string' ? first.config.slo : undefined;
+  const steps = first.steps.map((_, i) =>
+    mergeSteps(
+      reports.map((r) => r.report.steps[i] as StepReport),
+      sloText,
+    ),
+  );
+  let sweep = first.sweep;
+  if (sweep !== null) {
+    sweep = {
+      ...sweep,
+      points: steps.map((st, i) => ({
+        value: sweep?.points[i]?.value ?? i,
+        throughput_rps: st.ok_per_s,
+        latency_p50_ms: st.latency_ms.e2e.p50,
+        latency_p95_ms: st.latency_ms.e2e.p95,
+        ttft_p95_ms: st.latency_ms.ttft.p95,
+        error_rate: st.error_rate,
+      })),
+    };
+  }
+  if (sweep !== null) {
+    const k = kneeIndex(
+      sweep.points.map((p) => ({
+        value: p.value,
+        throughput: p.throughput_rps,
+        latencyMs: p.latency_p50_ms,
+      })),
+    );
+    sweep.knee = k !== undefined ? { index: k, value: sweep.points[k]?.value ?? k } : null;
+    let best: { index: number; value: number } | null = null;
+    steps.forEach((st, i) => {
+      if (st.slo?.pass === true) best = { index: i, value: sweep?.points[i]?.value ?? i };
+    });
+    sweep.best_within_slo = sloText !== undefined ? best : null;
+  }
+  const sloPass =
+    first.sweep !== null
+      ? steps.some((s) => s.slo?.pass === true)
+      : steps.every((s) => s.slo?.pass !== false);
+  return {
+    ...first,
+    created_at: new Date().toISOString(),
+    machines: reports.reduce((a, r) => a + (r.report.machines || 1), 0),
+    interrupted: reports.some((r) => r.report.interrupted),
+    stopped: reports.map((r) => r.report.stopped).find((s) => s !== null) ?? null,
+    warnings: reports.flatMap((r) => r.report.warnings),
+    steps,
+    sweep,
+    slo: first.slo !== null ? { expr: first.slo.expr, pass: sloPass } : null,
+  };
+}

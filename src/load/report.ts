@@ -1,0 +1,188 @@
+/** Builds the step reports of the JSON document from recorders, reads them back, and renders the final table. */
+import type { Expr } from './expr.js';
+import { LatencyHistogram } from './histogram.js';
+import { METRICS, type Metric, type Recorder } from './recorder.js';
+import type { RunReport, StepReport } from './schema.js';
+import { check, type StepFigures } from './slo.js';
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** A step's share of late starts above which the run says the client fell behind its schedule. */
+const BEHIND_SHARE = 0.01;
+/** A single start this late also makes it say so. */
+const BEHIND_MAX_MS = 1000;
+
+/** The report of one step. */
+export function stepReport(
+  rec: Recorder,
+  meta: { label: string; mode: 'closed' | 'open'; concurrency?: number; rate?: number },
+  slo: Expr | undefined,
+): StepReport {
+  const secs = Math.max(0.001, (rec.endedAt - rec.startedAt) / 1000);
+  const s = rec.summaries();
+  const histograms = {} as Record<Metric, string>;
+  for (const m of METRICS) histograms[m] = rec.hist[m].encode();
+  const late = rec.late;
+  const step: StepReport = {
+    label: meta.label,
+    mode: meta.mode,
+    ...(meta.concurrency !== undefined ? { concurrency: meta.concurrency } : {}),
+    ...(meta.rate !== undefined ? { rate: meta.rate } : {}),
+    duration_s: r3(secs),
+    requests: rec.done,
+    ok: rec.ok,
+    errors: rec.errors,
+    cancelled: rec.cancelled,
+    error_rate: rec.done === 0 ? 0 : r3(rec.errors / rec.done),
+    errors_by_code: Object.fromEntries([...rec.errorsByCode].sort((a, b) => b[1] - a[1])),
+    statuses: Object.fromEntries(rec.statuses),
+    apis: Object.fromEntries(rec.perApi),
+    requests_per_s: r3(rec.done / secs),
+    ok_per_s: r3(rec.ok / secs),
+    good: rec.good,
+    goodput_per_s: r3(rec.good / secs),
+    output_tokens: rec.outputTokens,
+    output_tokens_per_s: r3(rec.outputTokens / secs),
+    usage_missing: rec.usageMissing,
+    schedule: {
+      late,
+      late_share: rec.done === 0 ? 0 : r3(late / rec.done),
+      lag_p99_ms: s.lag.p99,
+      lag_max_ms: s.lag.max,
+      behind:
+        meta.mode === 'open' && rec.done > 0 && (late / rec.done > BEHIND_SHARE || s.lag.max > BEHIND_MAX_MS),
+    },
+    latency_ms: s,
+    cdf_ms: {
+      e2e: rec.hist.e2e.cdf(),
+      ttft: rec.hist.ttft.cdf(),
+      itl: rec.hist.itl.cdf(),
+      tpot: rec.hist.tpot.cdf(),
+    },
+    histograms,
+    timeline: rec.timeline,
+  };
+  if (slo !== undefined && slo.terms.length > 0) step.slo = check(slo, figures(step));
+  return step;
+}
+
+/** The figures SLO checks read, from a step report (histograms decoded on demand). */
+export function figures(step: StepReport): StepFigures {
+  const cache = new Map<string, LatencyHistogram>();
+  return {
+    requests: step.requests,
+    errors: step.errors,
+    requests_per_s: step.requests_per_s,
+    goodput_per_s: step.goodput_per_s,
+    output_tokens_per_s: step.output_tokens_per_s,
+    hist: (m) => {
+      let h = cache.get(m);
+      if (!h) {
+        h = LatencyHistogram.decode(step.histograms[m]);
+        cache.set(m, h);
+      }
+      return h;
+    },
+  };
+}
+
+const ms = (x: number): string =>
+  x === 0 ? '-' : x < 10 ? `${x.toFixed(2)}ms` : x < 1000 ? `${x.toFixed(1)}ms` : `${(x / 1000).toFixed(2)}s`;
+
+/** Rows of the final table: one block per step. */
+export function tableRows(report: RunReport): { head: string[]; rows: Array<Array<string | number>> } {
+  const multi = report.steps.length > 1;
+  const head = [...(multi ? ['step'] : []), 'metric', 'count', 'p50', 'p90', 'p95', 'p99', 'max'];
+  const rows: Array<Array<string | number>> = [];
+  report.steps.forEach((st, i) => {
+    const label = report.steps.length > 1 ? st.label : '';
+    const knee = report.sweep?.knee?.index === i ? ' (knee)' : '';
+    const metrics: Array<[Metric, string]> = [
+      ['ttft', 'ttft'],
+      ['itl', 'inter-token'],
+      ['tpot', 'time/output token'],
+      ['e2e', 'end to end (ok)'],
+      ['e2e_failed', 'time to failure'],
+    ];
+    let first = true;
+    for (const [m, name] of metrics) {
+      const s = st.latency_ms[m];
+      if (s.count === 0) continue;
+      rows.push([
+        ...(multi ? [first ? `${label}${knee}` : ''] : []),
+        name,
+        s.count,
+        ms(s.p50),
+        ms(s.p90),
+        ms(s.p95),
+        ms(s.p99),
+        ms(s.max),
+      ]);
+      first = false;
+    }
+    if (first)
+      rows.push([...(multi ? [`${label}${knee}`] : []), 'end to end (ok)', 0, '-', '-', '-', '-', '-']);
+  });
+  return { head, rows };
+}
+
+/** `key: value` summary lines of a step. */
+export function stepLines(st: StepReport): Array<[string, string]> {
+  const codes = Object.entries(st.errors_by_code)
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ');
+  const out: Array<[string, string]> = [
+    [
+      'requests',
+      `${st.requests} in ${st.duration_s.toFixed(1)}s (${st.ok} ok, ${st.errors} failed${st.cancelled > 0 ? `, ${st.cancelled} cancelled` : ''})`,
+    ],
+    ['errors', `${(st.error_rate * 100).toFixed(2)}%${codes !== '' ? ` (${codes})` : ''}`],
+    [
+      'throughput',
+      `${st.requests_per_s.toFixed(2)} req/s, ${st.output_tokens_per_s.toFixed(1)} output tokens/s`,
+    ],
+    ['goodput', `${st.goodput_per_s.toFixed(2)} req/s (${st.good} requests met every latency threshold)`],
+  ];
+  if (st.usage_missing > 0) out.push(['usage missing', `${st.usage_missing} answers reported no usage`]);
+  if (st.mode === 'open') {
+    out.push([
+      'schedule',
+      `${st.schedule.late} starts more than 10ms late (lag p99 ${ms(st.schedule.lag_p99_ms)}, max ${ms(st.schedule.lag_max_ms)})`,
+    ]);
+  }
+  if (st.slo) {
+    const c = st.slo.checks.map(
+      (x) => `${x.term} ${x.pass ? 'ok' : 'MISSED'} (${x.actual === null ? '∞: failures' : x.actual})`,
+    );
+    out.push(['slo', `${st.slo.pass ? 'met' : 'MISSED'}: ${c.join(', ')}`]);
+  }
+  return out;
+}
+
+/** One CSV line (RFC 4180 quoting). */
+export function csvLine(cells: ReadonlyArray<string | number | undefined>): string {
+  return `${cells
+    .map((c) => {
+      if (c === undefined) return '';
+      const s = typeof c === 'number' ? String(Math.round(c * 1000) / 1000) : c;
+      return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+    })
+    .join(',')}\n`;
+}
+
+/** Columns of `--csv`: one row per request. */
+export const CSV_HEAD = [
+  'step',
+  'start_ms',
+  'api',
+  'stream',
+  'ok',
+  'status',
+  'error_code',
+  'request_id',
+  'ttft_ms',
+  'e2e_ms',
+  'tpot_ms',
+  'output_tokens',
+  'lag_ms',
+];

@@ -1,0 +1,183 @@
+/**
+ * The schedulers of `gw load`. Closed loop: `concurrency` workers, each sending its next request when the last one
+ * ended. Open loop: arrivals on a seeded schedule (Poisson, constant or gamma gaps) whatever the answers do; each
+ * request's latency is measured from its *scheduled* start, so a client or gateway that falls behind cannot hide
+ * the wait (no coordinated omission), and starts that left late are counted.
+ */
+import { performance } from 'node:perf_hooks';
+import { gaps, type Arrival } from './arrivals.js';
+import { exchange, Flight, type Outcome, type Target } from './exchange.js';
+import type { Expr, Term } from './expr.js';
+import { Recorder } from './recorder.js';
+import { firstHolding, type StepFigures } from './slo.js';
+import type { Prepared } from './workload.js';
+
+/** One step to run. */
+export interface StepPlan {
+  mode: 'closed' | 'open';
+  concurrency?: number;
+  rate?: number;
+  arrival: Arrival;
+  /** Stop scheduling after this long (ms). */
+  durationMs?: number;
+  /** Stop after this many requests. */
+  requests?: number;
+  seed: number;
+}
+
+/** What a step needs besides its plan. */
+export interface StepContext {
+  target: Target;
+  /** The next request to send. */
+  next: () => Prepared;
+  signal: AbortSignal;
+  goodTerms: ReadonlyArray<Extract<Term, { kind: 'latency' }>>;
+  stopOn?: Expr | undefined;
+  /** Each finished request (CSV rows). */
+  onOutcome?: (o: Outcome) => void;
+  /** Called about every 250 ms with the live recorder. */
+  onTick?: (rec: Recorder) => void;
+  /** A 401/403 ends the run: the token is wrong, more requests would only repeat it. */
+  onAuthFailure?: (o: Outcome) => void;
+  /** performance.now() origin of the run (Outcome.startMs is relative to it). */
+  origin: number;
+}
+
+/** The result of a step. */
+export interface StepResult {
+  rec: Recorder;
+  /** Why it ended early (a --stop-on term, `saturation`, `auth`), if it did. */
+  stopped?: string;
+}
+
+function liveFigures(rec: Recorder, now: number): StepFigures {
+  const secs = Math.max(0.001, (now - rec.startedAt) / 1000);
+  return {
+    requests: rec.done,
+    errors: rec.errors,
+    requests_per_s: rec.done / secs,
+    goodput_per_s: rec.good / secs,
+    output_tokens_per_s: rec.outputTokens / secs,
+    hist: (m) => rec.hist[m],
+  };
+}
+
+/** Runs one step (or a warm-up: a step whose recorder is thrown away). */
+export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepResult> {
+  const rec = new Recorder(ctx.goodTerms);
+  rec.runOrigin = ctx.origin;
+  const stepAbort = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stepAbort.signal]);
+  const flight = new Flight(ctx.target.timeoutMs, signal);
+  let stopping = false;
+  let stopped: string | undefined;
+  const stop = (reason?: string): void => {
+    if (reason !== undefined && stopped === undefined) stopped = reason;
+    stopping = true;
+  };
+  const abortNow = (reason: string): void => {
+    stop(reason);
+    stepAbort.abort();
+  };
+  const onDone = (o: Outcome): void => {
+    rec.inFlight--;
+    rec.add(o);
+    if (o.cancelled !== true) ctx.onOutcome?.(o);
+    if ((o.status === 401 || o.status === 403) && stopped === undefined) {
+      ctx.onAuthFailure?.(o);
+      abortNow('auth');
+    }
+  };
+
+  rec.startedAt = performance.now();
+  const deadline = plan.durationMs !== undefined ? rec.startedAt + plan.durationMs : Infinity;
+  const durationTimer = plan.durationMs !== undefined ? setTimeout(() => stop(), plan.durationMs) : undefined;
+  let lastDone = 0;
+  let lastTick = rec.startedAt;
+  const recent: number[] = [];
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    ctx.onTick?.(rec);
+    if (ctx.stopOn !== undefined && !stopping) {
+      const term = firstHolding(ctx.stopOn, liveFigures(rec, now));
+      if (term !== undefined) abortNow(`stop-on: ${term}`);
+      else if (ctx.stopOn.saturation && plan.mode === 'open' && plan.rate !== undefined) {
+        // Open loop: completions fall short of the offered rate while requests pile up.
+        recent.push((rec.done - lastDone) / ((now - lastTick) / 1000));
+        if (recent.length > 12) recent.shift();
+        const avg = recent.reduce((a, b) => a + b, 0) / recent.length;
+        if (recent.length >= 12 && avg < 0.8 * plan.rate && rec.inFlight > plan.rate) abortNow('saturation');
+      }
+    }
+    lastDone = rec.done;
+    lastTick = now;
+  }, 250);
+
+  try {
+    if (plan.mode === 'closed') {
+      let issued = 0;
+      const worker = async (): Promise<void> => {
+        while (!stopping && !signal.aborted) {
+          if (plan.requests !== undefined && issued >= plan.requests) return;
+          issued++;
+          rec.inFlight++;
+          const t = performance.now();
+          onDone(await exchange(ctx.target, ctx.next(), t, ctx.origin, flight));
+        }
+      };
+      await Promise.all(Array.from({ length: plan.concurrency ?? 1 }, () => worker()));
+    } else {
+      await new Promise<void>((resolve) => {
+        const gap = gaps(plan.arrival, plan.rate ?? 1, plan.seed);
+        const pending = new Set<Promise<void>>();
+        let issued = 0;
+        let next = rec.startedAt;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const finish = (): void => {
+          if (timer !== undefined) clearTimeout(timer);
+          void Promise.all(pending).then(() => resolve());
+        };
+        const tick = (): void => {
+          timer = undefined;
+          const now = performance.now();
+          while (!stopping && !signal.aborted && next <= now) {
+            if (plan.requests !== undefined && issued >= plan.requests) break;
+            if (next >= deadline) break;
+            issued++;
+            rec.inFlight++;
+            const p = exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then(onDone);
+            pending.add(p);
+            void p.then(() => pending.delete(p));
+            next += gap();
+          }
+          const over =
+            stopping ||
+            signal.aborted ||
+            next >= deadline ||
+            (plan.requests !== undefined && issued >= plan.requests);
+          if (over) {
+            finish();
+            return;
+          }
+          timer = setTimeout(tick, Math.max(0, Math.floor(next - performance.now())));
+        };
+        signal.addEventListener('abort', () => {
+          if (timer !== undefined) {
+            clearTimeout(timer);
+            timer = undefined;
+            finish();
+          }
+        });
+        tick();
+      });
+    }
+  } finally {
+    flight.close();
+    clearInterval(ticker);
+    if (durationTimer !== undefined) clearTimeout(durationTimer);
+  }
+  // Requests still in flight at the deadline were waited for: the step's time includes that drain.
+  rec.endedAt = performance.now();
+  ctx.onTick?.(rec);
+  return stopped !== undefined ? { rec, stopped } : { rec };
+}

@@ -1,0 +1,474 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SimHandle, StartSimOptions } from '../../src/sim/server.js';
+import { isolatedDirs, runBash, spawnGw, type GwResult } from '../helpers/gw.js';
+import { useSim } from '../helpers/sim.js';
+
+/**
+ * `gw batch` end to end: the real bin/gw against gw sim. The simulator's request log is the witness of "created
+ * once": every create is counted by the prompt it carried. No test relies on timing: the SIGKILL and Ctrl-C cases
+ * hold a create open with a simulator fault and act once the state log shows it was sent.
+ */
+const TOKEN = 'sk-batch-CANARY-5f3e9a1c77';
+const MARKS = [TOKEN, 'CANARY-5f3e9a1c77'];
+const temps: string[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'gw-batch-'));
+  temps.push(d);
+  return d;
+}
+
+async function sim(o: StartSimOptions = {}): Promise<SimHandle & { env: Record<string, string> }> {
+  const s = await useSim({ tokens: { [TOKEN]: { tenant: 'default', models: '*' } }, ...o });
+  return Object.assign(s, { env: { GW_BASE_URL: s.baseUrl, GW_TOKEN: TOKEN } });
+}
+
+type Line = { custom_id: string; method: 'POST'; url: string; body: Record<string, unknown> };
+
+const chat = (id: string): Line => ({
+  custom_id: id,
+  method: 'POST',
+  url: '/v1/chat/completions',
+  body: { model: 'chat-3.7-plus', messages: [{ role: 'user', content: `prompt ${id}` }] },
+});
+const video = (id: string, seconds = 3, resolution = '720p'): Line => ({
+  custom_id: id,
+  method: 'POST',
+  url: '/v1/videos',
+  body: { model: 'clip-1.1-t2v', prompt: `prompt ${id}`, seconds, resolution },
+});
+
+function writeInput(dir: string, lines: Array<Line | string>): string {
+  const file = join(dir, 'jobs.jsonl');
+  writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+  return file;
+}
+
+function jsonl(path: string): Array<Record<string, unknown>> {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** How many create requests the simulator received for each prompt (`prompt <custom_id>`). */
+function createsByPrompt(s: SimHandle, path: string, status?: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of s.requests) {
+    if (r.method !== 'POST' || r.path !== path) continue;
+    if (status !== undefined && r.status !== status) continue;
+    const b = r.body as { prompt?: string; messages?: Array<{ content: string }> } | undefined;
+    const p = b?.prompt ?? b?.messages?.[0]?.content ?? '';
+    out.set(p, (out.get(p) ?? 0) + 1);
+  }
+  return out;
+}
+
+function filesUnder(path: string): string[] {
+  if (!existsSync(path)) return [];
+  return readdirSync(path).flatMap((name) => {
+    const p = join(path, name);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+
+function expectNoToken(dir: string): void {
+  const files = filesUnder(dir);
+  expect(files.length).toBeGreaterThan(0);
+  for (const f of files) {
+    const text = readFileSync(f).toString('latin1');
+    for (const m of MARKS) expect(text.includes(m), `${m} found in ${f}`).toBe(false);
+  }
+}
+
+/** Resolves once the state log satisfies `pred` (polled on file changes; no fixed sleeps decide anything). */
+async function untilState(
+  dir: string,
+  pred: (records: Array<Record<string, unknown>>) => boolean,
+): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (pred(jsonl(join(dir, 'state.jsonl')))) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the state log never reached the expected point');
+}
+
+function gw(argv: string[], env: Record<string, string>, home: Record<string, string>): Promise<GwResult> {
+  return spawnGw(argv, { env: { ...home, ...env } });
+}
+
+describe('gw batch run', () => {
+  it('runs chat, embeddings, videos, alpha and beta lines from one file; results, files, journal; no token in any file', async () => {
+    const s = await sim();
+    const d = tmp();
+    const home = isolatedDirs();
+    const file = writeInput(d, [
+      chat('c1'),
+      {
+        custom_id: 'e1',
+        method: 'POST',
+        url: '/v1/embeddings',
+        body: { model: 'text-embedding-v4', input: ['hello'], dimensions: 4 },
+      },
+      video('v1'),
+      {
+        custom_id: 'a1',
+        method: 'POST',
+        url: '/alpha/v1/videos/image2video',
+        body: { image: 'https://example.com/fox.png', prompt: 'prompt a1' },
+      },
+      {
+        custom_id: 'b1',
+        method: 'POST',
+        url: '/beta/api/v3/contents/generations/tasks',
+        body: { model: 'gamma-video-2-0-fast', content: [{ type: 'text', text: 'prompt b1' }] },
+      },
+    ]);
+    const out = join(d, 'out');
+    const r = await gw(['batch', 'run', file, '--out', out, '--json'], s.env, home);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ total: 5, succeeded: 5, failed: 0, in_doubt: 0 });
+    const results = jsonl(join(out, 'results.jsonl'));
+    expect(results.map((x) => x.custom_id).sort()).toEqual(['a1', 'b1', 'c1', 'e1', 'v1']);
+    const byId = new Map(results.map((x) => [x.custom_id as string, x]));
+    expect(byId.get('c1')).toMatchObject({ error: null, response: { status_code: 200 } });
+    expect((byId.get('c1')?.response as { request_id: string }).request_id).toMatch(/^req-sim-/);
+    expect(byId.get('v1')).toMatchObject({ task: { status: 'completed' } });
+    expect(byId.get('b1')).toMatchObject({ task: { status: 'succeeded' } });
+    const vfiles = byId.get('v1')?.files as Array<{ path: string; bytes: number }>;
+    expect(vfiles[0]?.path).toBe(join(out, 'files', 'v1.mp4'));
+    expect(statSync(join(out, 'files', 'v1.mp4')).size).toBe(vfiles[0]?.bytes);
+    expect(existsSync(join(out, 'files', 'b1.mp4'))).toBe(true);
+    expect(jsonl(join(out, 'errors.jsonl'))).toEqual([]);
+    // Each create once; created tasks are in the journal (gw history).
+    for (const [path, n] of [
+      ['/v1/chat/completions', 1],
+      ['/v1/embeddings', 1],
+      ['/v1/videos', 1],
+      ['/alpha/v1/videos/image2video', 1],
+      ['/beta/api/v3/contents/generations/tasks', 1],
+    ] as const) {
+      expect(s.requests.filter((q) => q.method === 'POST' && q.path === path)).toHaveLength(n);
+    }
+    const journal = readFileSync(join(home.GW_STATE_DIR, 'journal.jsonl'), 'utf8');
+    const vid = (byId.get('v1')?.task as { id: string }).id;
+    expect(journal).toContain(vid);
+    expect(journal).toContain((byId.get('b1')?.task as { id: string }).id);
+    expectNoToken(out);
+    // The same command again: everything skipped, nothing sent.
+    const before = s.requests.length;
+    const again = await gw(['batch', 'run', file, '--out', out, '--json'], s.env, home);
+    expect(again.exitCode).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ total: 5, succeeded: 5, skipped: 5 });
+    expect(s.requests.length).toBe(before);
+  });
+
+  it('refuses a bad file before sending anything, naming each bad line, its field and the rule (exit 2)', async () => {
+    const s = await sim();
+    const d = tmp();
+    const file = writeInput(d, [
+      chat('ok1'),
+      video('bad-seconds', 99),
+      '{"custom_id": "x", "method": "POST"',
+      chat('ok1'),
+    ]);
+    const r = await gw(['batch', 'run', file, '--out', join(d, 'out')], s.env, isolatedDirs());
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/line 2 \(bad-seconds\): body\.seconds: /);
+    expect(r.stderr).toMatch(/line 3: line: is not valid JSON/);
+    expect(r.stderr).toMatch(/line 4 \(ok1\): custom_id: "ok1" is not unique/);
+    expect(r.stderr).toMatch(/nothing was sent/);
+    expect(s.requests).toHaveLength(0);
+  });
+
+  it('--dry-run prints counts per endpoint and model and the list-price total, and sends nothing', async () => {
+    const s = await sim();
+    const d = tmp();
+    // clip-1.1: CNY 0.90/s at 720p, 1.20/s at 1080p: 3 s 720p = 2.70, 10 s 1080p = 12.00, 5 s 720p = 4.50.
+    const file = writeInput(d, [
+      video('v1', 3, '720p'),
+      video('v2', 10, '1080p'),
+      video('v3', 5, '720p'),
+      chat('c1'),
+    ]);
+    const r = await gw(
+      ['batch', 'run', file, '--out', join(d, 'out'), '--dry-run', '--json'],
+      s.env,
+      isolatedDirs(),
+    );
+    expect(r.exitCode).toBe(0);
+    const doc = JSON.parse(r.stdout) as {
+      estimated_total: { CNY: number };
+      unpriced: number;
+      groups: unknown[];
+    };
+    expect(doc.estimated_total.CNY).toBeCloseTo(19.2, 6);
+    expect(doc.unpriced).toBe(1);
+    expect(doc.groups).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          url: '/v1/videos',
+          model: 'clip-1.1-t2v',
+          count: 3,
+          estimated: { CNY: 19.2 },
+        }),
+        expect.objectContaining({
+          url: '/v1/chat/completions',
+          model: 'chat-3.7-plus',
+          count: 1,
+          unpriced: 1,
+        }),
+      ]),
+    );
+    const text = await gw(
+      ['batch', 'run', file, '--out', join(d, 'out'), '--dry-run'],
+      s.env,
+      isolatedDirs(),
+    );
+    expect(text.stdout).toContain('estimated total: CNY 19.20');
+    expect(s.requests).toHaveLength(0);
+  });
+
+  it('--budget stops submitting before the estimated spend would pass it; unpriced lines need --allow-unpriced', async () => {
+    const s = await sim();
+    const d = tmp();
+    const home = isolatedDirs();
+    const file = writeInput(d, [video('v1'), video('v2'), video('v3'), video('v4')]); // 2.70 CNY each
+    const out = join(d, 'out');
+    const r = await gw(
+      ['batch', 'run', file, '--out', out, '--budget', '6CNY', '--concurrency', '1'],
+      s.env,
+      home,
+    );
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/budget 6 CNY reached/);
+    expect(s.requests.filter((q) => q.method === 'POST' && q.path === '/v1/videos')).toHaveLength(2);
+    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(2);
+    const st = await gw(['batch', 'status', out, '--json'], s.env, home);
+    expect(JSON.parse(st.stdout)).toMatchObject({
+      spend: { estimated: { CNY: 5.4 } },
+      counts: { succeeded: 2 },
+    });
+
+    const mixed = writeInput(tmp(), [video('v9'), chat('c9')]);
+    const refused = await gw(
+      ['batch', 'run', mixed, '--out', join(d, 'o2'), '--budget', '50CNY'],
+      s.env,
+      home,
+    );
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toMatch(/no price fixed in advance/);
+    expect(refused.stderr).toMatch(/--allow-unpriced/);
+    expect(
+      s.requests.filter((q) => q.body !== undefined && JSON.stringify(q.body).includes('v9')),
+    ).toHaveLength(0);
+  });
+
+  it('absorbs 429s on creates (Retry-After, lower concurrency) and creates each item once', async () => {
+    // 8 sends at once against one token a second (burst 1): the first is answered, the others get 429 however the
+    // machine schedules them.
+    const s = await sim({ rateLimit: { requestsPerSecond: 5, burst: 1 } });
+    const d = tmp();
+    const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
+    const file = writeInput(d, ids.map(chat));
+    const out = join(d, 'out');
+    const r = await gw(['batch', 'run', file, '--out', out, '--concurrency', '8'], s.env, isolatedDirs());
+    expect(r.exitCode).toBe(0);
+    expect(s.requests.some((q) => q.status === 429)).toBe(true);
+    const ok = createsByPrompt(s, '/v1/chat/completions', 200);
+    for (const id of ids) expect(ok.get(`prompt ${id}`)).toBe(1);
+    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(12);
+    const states = jsonl(join(out, 'state.jsonl'));
+    expect(states.some((x) => x.e === 'unsent' && x.code === 'rate_limit_exceeded')).toBe(true);
+  });
+
+  it('reports an in-doubt create and does not resend it until retry --in-doubt', async () => {
+    const s = await sim({ faults: [{ route: 'POST /v1/videos', kind: 'lost-answer', times: 1 }] });
+    const d = tmp();
+    const home = isolatedDirs();
+    const file = writeInput(d, [video('v1'), video('v2')]);
+    const out = join(d, 'out');
+    const r = await gw(['batch', 'run', file, '--out', out, '--concurrency', '1'], s.env, home);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/1 in doubt/);
+    expect(r.stderr).toMatch(/gw batch retry .* --in-doubt/);
+    const status = JSON.parse((await gw(['batch', 'status', out, '--json'], s.env, home)).stdout) as {
+      in_doubt: string[];
+      counts: { succeeded: number; in_doubt: number };
+    };
+    expect(status.in_doubt).toEqual(['v1']);
+    const items = (
+      status as unknown as { items: Array<{ custom_id: string; events: Array<[string, number]> }> }
+    ).items;
+    const v1 = items.find((i) => i.custom_id === 'v1');
+    expect(v1?.events.map((e) => e[0])).toEqual(['sending', 'doubt']);
+    expect(v1?.events.every((e) => typeof e[1] === 'number' && e[1] > 0)).toBe(true);
+    expect(status.counts).toMatchObject({ succeeded: 1, in_doubt: 1 });
+    expect(jsonl(join(out, 'errors.jsonl'))[0]).toMatchObject({
+      custom_id: 'v1',
+      error: { code: 'in_doubt' },
+    });
+
+    const again = await gw(['batch', 'run', file, '--out', out, '--concurrency', '1'], s.env, home);
+    expect(again.exitCode).toBe(1);
+    expect(createsByPrompt(s, '/v1/videos').get('prompt v1')).toBe(1);
+
+    const retry = await gw(['batch', 'retry', out, '--in-doubt'], s.env, home);
+    expect(retry.exitCode).toBe(0);
+    expect(createsByPrompt(s, '/v1/videos').get('prompt v1')).toBe(2);
+    expect(createsByPrompt(s, '/v1/videos').get('prompt v2')).toBe(1);
+    expect(jsonl(join(out, 'errors.jsonl'))).toEqual([]);
+    expect(
+      jsonl(join(out, 'results.jsonl'))
+        .map((x) => x.custom_id)
+        .sort(),
+    ).toEqual(['v1', 'v2']);
+    expectNoToken(out);
+  });
+
+  it('after a SIGKILL mid-run, the same command finishes the batch and nothing is created twice', async () => {
+    const s = await sim();
+    const d = tmp();
+    const home = isolatedDirs();
+    const ids = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6'];
+    const file = writeInput(
+      d,
+      ids.map((id) => video(id)),
+    );
+    const out = join(d, 'out');
+    // The third create is held open (the answer begins and never ends); the kill lands while it is in flight.
+    const push = s.requests.push.bind(s.requests);
+    let posts = 0;
+    s.requests.push = (...items) => {
+      for (const q of items) {
+        if (q.method === 'POST' && ++posts === 3) {
+          s.sim.addFault({ route: 'POST /v1/videos', kind: 'slow', ms: 1000, times: 1 });
+        }
+      }
+      return push(...items);
+    };
+    let child: ChildProcess | undefined;
+    const run = spawnGw(['batch', 'run', file, '--out', out, '--concurrency', '1'], {
+      env: { ...home, ...s.env },
+      onSpawn: (c) => {
+        child = c;
+        children.push(c);
+      },
+    });
+    await untilState(out, (rs) => rs.some((x) => x.e === 'send' && x.id === 'k3'));
+    await untilState(out, () => posts >= 3);
+    child?.kill('SIGKILL');
+    await run;
+    s.sim.clearFaults();
+
+    const again = await gw(['batch', 'run', file, '--out', out, '--concurrency', '1', '--json'], s.env, home);
+    expect(again.exitCode).toBe(1); // k3 is in doubt: its create may have reached the gateway
+    expect(JSON.parse(again.stdout)).toMatchObject({ succeeded: 5, in_doubt: 1 });
+    const creates = createsByPrompt(s, '/v1/videos');
+    for (const id of ids) expect(creates.get(`prompt ${id}`), id).toBe(1);
+    expect(
+      jsonl(join(out, 'results.jsonl'))
+        .map((x) => x.custom_id)
+        .sort(),
+    ).toEqual(['k1', 'k2', 'k4', 'k5', 'k6']);
+    expectNoToken(out);
+  });
+
+  it('Ctrl-C stops the batch (exit 130) and prints the command that resumes it', async () => {
+    const s = await sim({ faults: [{ route: 'POST /v1/chat/completions', kind: 'slow', ms: 1000 }] });
+    const d = tmp();
+    const file = writeInput(d, [chat('i1'), chat('i2')]);
+    const out = join(d, 'out');
+    let child: ChildProcess | undefined;
+    const run = spawnGw(['batch', 'run', file, '--out', out, '--concurrency', '1'], {
+      env: { ...isolatedDirs(), ...s.env },
+      onSpawn: (c) => {
+        child = c;
+        children.push(c);
+      },
+    });
+    await untilState(out, (rs) => rs.some((x) => x.e === 'send'));
+    await untilState(out, () => s.requests.length >= 1);
+    child?.kill('SIGINT');
+    const r = await run;
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --concurrency 1`);
+  });
+
+  it('--timeout ends the run with exit 4, keeps the created task, and the same command follows it', async () => {
+    const s = await sim();
+    const d = tmp();
+    const home = isolatedDirs();
+    const never: Line = { ...video('t1'), body: { ...video('t1').body, prompt: 'prompt t1 [sim:never]' } };
+    const file = writeInput(d, [never]);
+    const out = join(d, 'out');
+    const r = await gw(['batch', 'run', file, '--out', out, '--timeout', '2s'], s.env, home);
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --timeout 2s`);
+    const st = JSON.parse((await gw(['batch', 'status', out, '--json'], s.env, home)).stdout) as {
+      counts: { running: number };
+      items: Array<{ task_id?: string }>;
+    };
+    expect(st.counts.running).toBe(1);
+    expect(st.items[0]?.task_id).toMatch(/^video_/);
+    const again = await gw(['batch', 'run', file, '--out', out, '--timeout', '2s'], s.env, home);
+    expect(again.exitCode).toBe(4);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
+  });
+
+  it('the examples of gw batch run --help work pasted into a shell against gw sim', async () => {
+    const s = await sim();
+    const d = tmp();
+    const help = await gw(['batch', 'run', '--help'], s.env, isolatedDirs());
+    const examples = help.stdout.slice(help.stdout.indexOf('Examples')).split('\n').slice(1);
+    const script = examples.map((l) => l.replace(/^ {2}/, '')).join('\n');
+    expect(script).toContain('gw batch run jobs.jsonl --out out --dry-run');
+    const r = await runBash(script, { cwd: d, strict: true, env: { ...isolatedDirs(), ...s.env } });
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('estimated total: CNY 2.70');
+    expect(r.stdout).toMatch(/^(q1|fox)$/m);
+  });
+
+  it('--shard k/n splits the file by custom_id; merge joins the parts with every custom_id once', async () => {
+    const s = await sim();
+    const d = tmp();
+    const home = isolatedDirs();
+    const ids = Array.from({ length: 30 }, (_, i) => `s${i}`);
+    const file = writeInput(d, ids.map(chat));
+    const parts: string[] = [];
+    const seen: string[] = [];
+    for (const k of [1, 2, 3]) {
+      const out = join(d, `part${k}`);
+      parts.push(out);
+      const r = await gw(['batch', 'run', file, '--out', out, '--shard', `${k}/3`], s.env, home);
+      expect(r.exitCode).toBe(0);
+      const got = jsonl(join(out, 'results.jsonl')).map((x) => x.custom_id as string);
+      expect(got.length).toBeGreaterThan(0);
+      seen.push(...got);
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+    const merged = join(d, 'all');
+    const m = await gw(['batch', 'merge', ...parts, '--out', merged], s.env, home);
+    expect(m.exitCode).toBe(0);
+    const all = jsonl(join(merged, 'results.jsonl')).map((x) => x.custom_id as string);
+    expect(all.sort()).toEqual([...ids].sort());
+    const st = JSON.parse((await gw(['batch', 'status', merged, '--json'], s.env, home)).stdout) as {
+      counts: { succeeded: number };
+    };
+    expect(st.counts.succeeded).toBe(30);
+    expect(s.requests).toHaveLength(30);
+  });
+});

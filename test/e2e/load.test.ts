@@ -1,0 +1,328 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../src/load/schema.js';
+import type { SimCapacity } from '../../src/sim/config.js';
+import { runGw, spawnGw } from '../helpers/gw.js';
+import { useSim } from '../helpers/sim.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'gw-load-'));
+  dirs.push(d);
+  return d;
+}
+
+const M = ['load', '-m', 'chat-3.7-plus'];
+
+/** Runs the real bin/gw with --json and returns the report. */
+async function load(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ report: RunReport; exitCode: number; stderr: string }> {
+  const r = await spawnGw([...M, '--json', ...args], { env });
+  let report: RunReport;
+  try {
+    report = JSON.parse(r.stdout) as RunReport;
+  } catch {
+    throw new Error(`not one JSON document (exit ${r.exitCode}):\n${r.stdout}\n${r.stderr}`);
+  }
+  return { report, exitCode: r.exitCode, stderr: r.stderr };
+}
+
+function capacity(c: Partial<SimCapacity>): { capacity: SimCapacity } {
+  return { capacity: { maxConcurrent: 64, queue: 1000, ttftMs: 50, tokensPerSecond: 2000, ...c } };
+}
+
+describe('gw load against the simulator', () => {
+  it('recovers the configured time to first token and reports what the simulator stamped', async () => {
+    const sim = await useSim(capacity({ ttftMs: 120 }));
+    const { report, exitCode } = await load(
+      ['--concurrency', '4', '--requests', '24', '--max-tokens', '8'],
+      sim.env,
+    );
+    expect(exitCode).toBe(0);
+    const st = report.steps[0];
+    expect(st?.requests).toBe(24);
+    expect(st?.ok).toBe(24);
+    const ttft = st?.latency_ms.ttft;
+    const stamped = sim.sim.capacity?.stats().ttftMs;
+    expect(ttft?.count).toBe(24);
+    expect(stamped?.count).toBe(24);
+    // The first token cannot arrive before the simulator waited 120 ms; on a loaded machine it may come later,
+    // but gw's figure follows the simulator's own stamps (same requests, the difference is loopback + scheduling).
+    expect(ttft?.p50).toBeGreaterThanOrEqual(120);
+    expect(ttft?.p50).toBeLessThan(120 + 200);
+    expect(Math.abs((ttft?.p50 ?? 0) - (stamped?.p50 ?? 0))).toBeLessThan(40);
+    // Tokens come from the gateway's usage: the simulator reports one token per streamed word.
+    expect(st?.output_tokens).toBe(24 * 8);
+    expect(st?.usage_missing).toBe(0);
+    expect(st?.latency_ms.tpot.count).toBe(24);
+    // The histograms are in the report and decode to the same counts.
+    expect(st?.histograms.ttft).toMatch(/^[A-Za-z0-9+/=]+$/);
+    expect(report.schema).toBe('gw.load.v1');
+  });
+
+  it('reports a 25 % fault rate as 25 % errors, present in every figure, and misses errors<1%', async () => {
+    const sim = await useSim({
+      seed: 3,
+      faults: [{ route: 'POST /v1/chat/completions', kind: 'status', status: 500, probability: 0.25 }],
+    });
+    const { report, exitCode } = await load(
+      ['--concurrency', '4', '--requests', '200', '--no-stream', '--max-tokens', '4', '--slo', 'errors<1%'],
+      sim.env,
+    );
+    const failedBySim = sim.requests.filter((r) => r.status === 500).length;
+    const st = report.steps[0];
+    expect(exitCode).toBe(1);
+    expect(st?.requests).toBe(200);
+    expect(st?.errors).toBe(failedBySim);
+    expect(st?.errors_by_code).toEqual({ service_error: failedBySim });
+    expect(st?.statuses['500']).toBe(failedBySim);
+    // 200 draws at p = 0.25: the count is within ±4.5 standard deviations (±27) of 50.
+    expect(failedBySim).toBeGreaterThan(50 - 27);
+    expect(failedBySim).toBeLessThan(50 + 27);
+    expect(st?.error_rate).toBeCloseTo(failedBySim / 200, 3);
+    expect(st?.latency_ms.e2e_failed.count).toBe(failedBySim);
+    expect(st?.ok).toBe(200 - failedBySim);
+    expect(st?.good).toBe(200 - failedBySim);
+    expect(report.slo).toEqual({ expr: 'errors<1%', pass: false });
+    expect(st?.slo?.checks).toEqual([{ term: 'errors<1%', actual: (100 * failedBySim) / 200, pass: false }]);
+  });
+
+  it('meets errors<1% when nothing fails (exit 0)', async () => {
+    const sim = await useSim();
+    const { report, exitCode } = await load(
+      ['--concurrency', '2', '--requests', '10', '--slo', 'errors<1%'],
+      sim.env,
+    );
+    expect(exitCode).toBe(0);
+    expect(report.slo?.pass).toBe(true);
+  });
+
+  it('counts a stream that ends with an error event as a failure', async () => {
+    const sim = await useSim();
+    const dir = tempDir();
+    const prompts = join(dir, 'p.jsonl');
+    writeFileSync(prompts, '"tell me a story [sim:error]"\n');
+    for (const api of ['chat', 'responses', 'messages']) {
+      const { report } = await load(
+        ['--api', api, '--prompts', prompts, '--concurrency', '2', '--requests', '6'],
+        sim.env,
+      );
+      const st = report.steps[0];
+      expect(st?.errors, api).toBe(6);
+      expect(st?.errors_by_code, api).toEqual({ upstream_error: 6 });
+      expect(st?.statuses, api).toEqual({ '200': 6 });
+    }
+  });
+
+  it('holds an open-loop rate while requests overlap (50/s at 200 ms: about 10 in flight)', async () => {
+    const sim = await useSim(capacity({ ttftMs: 200, maxConcurrent: 500 }));
+    const { report } = await load(
+      ['--rate', '50', '--arrival', 'constant', '--duration', '2s', '--no-stream', '--max-tokens', '2'],
+      sim.env,
+    );
+    const st = report.steps[0];
+    // Constant arrivals every 20 ms for 2 s: exactly 100 scheduled starts, none waiting for an answer.
+    expect(st?.requests).toBe(100);
+    expect(st?.errors).toBe(0);
+    expect(st?.latency_ms.e2e.p50).toBeGreaterThanOrEqual(200);
+    const peak = sim.sim.capacity?.stats().peakActive ?? 0;
+    // A closed loop would never have more than one in flight; 200 ms / 20 ms = 10 overlap.
+    expect(peak).toBeGreaterThanOrEqual(8);
+    expect(peak).toBeLessThanOrEqual(20);
+    expect(report.config).toMatchObject({ mode: 'open', rate: 50, arrival: 'constant' });
+  });
+
+  it('finds the knee of a sweep at the configured capacity', async () => {
+    const sim = await useSim(capacity({ maxConcurrent: 4, queue: 1000, ttftMs: 60 }));
+    const { report } = await load(
+      ['--sweep', 'concurrency=1,2,4,8,16', '--requests', '32', '--no-stream', '--max-tokens', '2'],
+      sim.env,
+    );
+    expect(report.steps.map((s) => s.label)).toEqual([
+      'concurrency=1',
+      'concurrency=2',
+      'concurrency=4',
+      'concurrency=8',
+      'concurrency=16',
+    ]);
+    expect(report.sweep?.knee).toEqual({ index: 2, value: 4 });
+    expect(report.sweep?.points).toHaveLength(5);
+  });
+
+  it('merges two runs exactly: counts and histogram counts are the sums', async () => {
+    const sim = await useSim(capacity({ ttftMs: 20 }));
+    const dir = tempDir();
+    const a = join(dir, 'a.json');
+    const b = join(dir, 'b.json');
+    const all = join(dir, 'all.json');
+    await load(['--concurrency', '2', '--requests', '10', '--out', a], sim.env);
+    await load(['--concurrency', '3', '--requests', '15', '--out', b], sim.env);
+    const r = await spawnGw(['load', 'merge', a, b, '--out', all, '--json']);
+    expect(r.exitCode).toBe(0);
+    const merged = JSON.parse(readFileSync(all, 'utf8')) as RunReport;
+    expect(JSON.parse(r.stdout)).toEqual(merged);
+    const [ra, rb] = [a, b].map((p) => JSON.parse(readFileSync(p, 'utf8')) as RunReport);
+    const st = merged.steps[0];
+    expect(merged.machines).toBe(2);
+    expect(st?.requests).toBe(25);
+    expect(st?.latency_ms.e2e.count).toBe(25);
+    expect(st?.latency_ms.ttft.count).toBe(25);
+    expect(st?.latency_ms.itl.count).toBe(
+      (ra?.steps[0]?.latency_ms.itl.count ?? 0) + (rb?.steps[0]?.latency_ms.itl.count ?? 0),
+    );
+    expect(st?.output_tokens).toBe((ra?.steps[0]?.output_tokens ?? 0) + (rb?.steps[0]?.output_tokens ?? 0));
+    expect(st?.concurrency).toBe(5);
+    // Bad input: not a report.
+    const bad = await spawnGw(['load', 'merge', a, join(dir, 'missing.json')]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/missing\.json cannot be read/);
+  });
+
+  it('compare fails against a slower simulator and passes against the same one', async () => {
+    // Non-streamed, so only end-to-end figures are compared; 150 ms against 600 ms, with a tolerance wide enough
+    // for a busy machine's timer jitter.
+    const fast = await useSim(capacity({ ttftMs: 150 }));
+    const slow = await useSim(capacity({ ttftMs: 600 }));
+    const dir = tempDir();
+    const [base, same, slower] = ['base', 'same', 'slower'].map((n) => join(dir, `${n}.json`)) as [
+      string,
+      string,
+      string,
+    ];
+    const args = ['--concurrency', '4', '--requests', '12', '--max-tokens', '4', '--no-stream'];
+    await load([...args, '--out', base], fast.env);
+    await load([...args, '--out', same], fast.env);
+    await load([...args, '--out', slower], slow.env);
+    const ok = await spawnGw(['load', 'compare', base, same, '--tolerance', '60%']);
+    expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/no regression beyond 60%/);
+    const bad = await spawnGw(['load', 'compare', base, slower, '--tolerance', '60%', '--json']);
+    expect(bad.exitCode).toBe(1);
+    const c = JSON.parse(bad.stdout) as { pass: boolean; regressions: Array<{ what: string }> };
+    expect(c.pass).toBe(false);
+    expect(c.regressions.map((x) => x.what)).toContain('e2e.p50');
+    // --baseline gates a run the same way.
+    const gate = await load([...args, '--baseline', base, '--tolerance', '60%'], slow.env);
+    expect(gate.exitCode).toBe(1);
+  });
+
+  it('Ctrl-C ends a run with a partial report and exit 130', async () => {
+    const sim = await useSim(capacity({ ttftMs: 30 }));
+    const r = await spawnGw([...M, '--json', '--concurrency', '2', '--duration', '10m'], {
+      env: sim.env,
+      onSpawn: (child) => {
+        const t = setInterval(() => {
+          if (sim.requests.length >= 6) {
+            clearInterval(t);
+            child.kill('SIGINT');
+          }
+        }, 20);
+      },
+    });
+    expect(r.exitCode).toBe(130);
+    const report = JSON.parse(r.stdout) as RunReport;
+    expect(report.interrupted).toBe(true);
+    expect(report.steps[0]?.requests).toBeGreaterThanOrEqual(4);
+  });
+
+  it('stops a run early on --stop-on', async () => {
+    const sim = await useSim({
+      faults: [{ route: 'POST /v1/chat/completions', kind: 'status', status: 503 }],
+    });
+    const { report, exitCode } = await load(
+      ['--concurrency', '2', '--duration', '10m', '--no-stream', '--stop-on', 'errors>5%'],
+      sim.env,
+    );
+    expect(report.stopped).toBe('stop-on: errors>5%');
+    expect(exitCode).toBe(1);
+    expect(report.steps[0]?.errors_by_code).toHaveProperty('service_error');
+  });
+
+  it('a 401 ends the run with exit 3', async () => {
+    const sim = await useSim();
+    const r = await spawnGw([...M, '--requests', '50'], {
+      env: { ...sim.env, GW_TOKEN: 'sk-wrong-token-9999' },
+    });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toMatch(/401/);
+    expect(r.stderr).not.toContain('sk-wrong-token-9999');
+    expect(sim.requests.length).toBeLessThan(50);
+  });
+});
+
+describe('gw load live progress', () => {
+  it('draws in flight, done, errors, p50/p95 and req/s on a TTY, and nothing with --json', async () => {
+    const sim = await useSim(capacity({ ttftMs: 100 }));
+    const args = [...M, '--concurrency', '2', '--requests', '12', '--max-tokens', '2'];
+    const tty = await runGw(args, { env: sim.env, tty: true });
+    expect(tty.exitCode).toBe(0);
+    expect(tty.stderr).toMatch(
+      /in flight \d+ · done \d+ · errors 0 · p50 [\d.]+m?s p95 [\d.]+m?s · [\d.]+ req\/s/,
+    );
+    const json = await runGw(['--json', ...args], { env: sim.env, tty: true });
+    expect(json.stderr).not.toMatch(/in flight/);
+    const plain = await runGw(args, { env: sim.env });
+    expect(plain.stderr).not.toMatch(/in flight/);
+    expect(plain.stdout).toMatch(/requests: +12 in/);
+  });
+});
+
+describe('gw load flags', () => {
+  it.each([
+    [
+      ['--concurrency', '4', '--rate', '10'],
+      /^error: invalid_input: --rate: cannot be combined with --concurrency/,
+    ],
+    [['--duration', '1s', '--requests', '3'], /--requests: cannot be combined with --duration/],
+    [['--concurrency', '0'], /--concurrency: "0" must be a whole number from 1/],
+    [['--rate', 'fast'], /--rate: "fast" must be a number above 0/],
+    [['--arrival', 'gamma:2'], /--arrival: needs --rate/],
+    [['--rate', '5', '--arrival', 'zipf'], /--arrival: "zipf" is not poisson/],
+    [['--sweep', 'concurrency=4'], /--sweep: needs at least two values/],
+    [['--sweep', 'users=1,2'], /--sweep: "users=1,2" is not concurrency=/],
+    [['--sweep', 'rate=1,2', '--concurrency', '3'], /--sweep: rate=… cannot be combined with --concurrency/],
+    [['--api', 'images'], /--api: "images" is not one of/],
+    [['--api', 'chat', '--mix', 'chat=1'], /--mix: cannot be combined with --api/],
+    [['--mix', 'chat=1,foo=2'], /--mix: "foo" is not one of/],
+    [['--api', 'embeddings', '--stream'], /--stream: embeddings are never streamed/],
+    [['--slo', 'ttft.p95<soon'], /--slo: "ttft.p95<soon" needs a duration/],
+    [['--stop-on', 'errors>5'], /--stop-on: "errors>5" needs a percentage/],
+    [['--prompts', '/nonexistent/p.jsonl'], /--prompts: cannot read/],
+    [['--tolerance', '5%'], /--tolerance: needs --baseline/],
+    [['--api', 'video'], /--budget: --api video creates paid tasks/],
+    [['--max-tokens', '1.5'], /--max-tokens: "1.5" must be a whole number/],
+  ])('%j exits 2 naming the flag, nothing sent', async (args, message) => {
+    const sim = await useSim();
+    const r = await runGw([...M, ...args], { env: sim.env });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(sim.requests).toHaveLength(0);
+  });
+
+  it('a bad --prompts line names its number', async () => {
+    const dir = tempDir();
+    const p = join(dir, 'p.jsonl');
+    writeFileSync(p, '"one"\n\n{"prompt": 3}\n');
+    const r = await runGw([...M, '--prompts', p], {
+      env: { GW_BASE_URL: 'http://127.0.0.1:9', GW_TOKEN: 'x' },
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/line 3: needs a string or \{"prompt": "text"\}/);
+  });
+
+  it('compare of a file that is not a report exits 2', async () => {
+    const dir = tempDir();
+    const p = join(dir, 'x.json');
+    writeFileSync(p, '{"hello": 1}');
+    const r = await runGw(['load', 'compare', p, p]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/is not a gw load report/);
+  });
+});

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import { classify } from '../../src/batch/errors.js';
+import { parseLine, isProblem } from '../../src/batch/input.js';
+import { Limits } from '../../src/batch/limits.js';
+import { outputId } from '../../src/batch/output.js';
+import { parseShard, shardOf } from '../../src/batch/shard.js';
+import { ConnectionError, GatewayError } from '../../src/client/errors.js';
+import { estimateRequest, impliedSpend, parseBudget } from '../../src/contract/estimate.js';
+import { TimeoutError, UsageError } from '../../src/core/errors.js';
+
+describe('batch estimator', () => {
+  it('prices clip-1.1 by the second in CNY (0.90 at 720p, 1.20 at 1080p) and leaves the rest unpriced', () => {
+    expect(
+      estimateRequest('/v1/videos', { model: 'clip-1.1-t2v', seconds: 5, resolution: '720p' }),
+    ).toMatchObject({
+      priced: true,
+      currency: 'CNY',
+      amount: 4.5,
+    });
+    expect(estimateRequest('/v1/videos', { model: 'clip-1.1-t2v', seconds: 10 })).toMatchObject({
+      amount: 12,
+    });
+    expect(estimateRequest('/v1/videos', { model: 'clip-1.1-t2v' }).priced).toBe(false);
+    expect(estimateRequest('/v1/videos', { model: 'vid-2.7-t2v', seconds: 5 }).priced).toBe(false);
+    const beta = estimateRequest('/beta/api/v3/contents/generations/tasks', {
+      model: 'gamma-video-2-0-fast',
+      content: [{ type: 'text', text: 'x' }],
+    });
+    expect(beta).toMatchObject({ priced: false, currency: 'USD' });
+    expect(estimateRequest('/v1/chat/completions', { model: 'chat-3.7-plus' }).priced).toBe(false);
+  });
+
+  it('derives spend from what a finished task reports', () => {
+    expect(impliedSpend('/v1/videos', { model: 'clip-1.1-t2v' }, { seconds: 4, resolution: '720p' })).toEqual(
+      {
+        currency: 'CNY',
+        amount: 3.6,
+      },
+    );
+    expect(
+      impliedSpend(
+        '/beta/api/v3/contents/generations/tasks',
+        { model: 'gamma-video-2-0-fast', content: [{ type: 'text', text: 'x' }] },
+        { usage: { completion_tokens: 1_000_000 } },
+      ),
+    ).toEqual({ currency: 'USD', amount: 5.6 });
+  });
+
+  it('parses budgets', () => {
+    expect(parseBudget('50CNY')).toEqual({ amount: 50, currency: 'CNY' });
+    expect(parseBudget('10.5 usd')).toEqual({ amount: 10.5, currency: 'USD' });
+    expect(parseBudget('10EUR')).toBeUndefined();
+    expect(parseBudget('CNY')).toBeUndefined();
+  });
+});
+
+describe('batch lines', () => {
+  it('checks the envelope: JSON, custom_id, method, url, body, no streaming', () => {
+    expect(isProblem(parseLine(1, '{'))).toBe(true);
+    expect(parseLine(2, '{"url":"/v1/embeddings","body":{}}')).toMatchObject({ field: 'custom_id' });
+    expect(parseLine(3, '{"custom_id":"a/b","url":"/v1/embeddings","body":{}}')).toMatchObject({
+      field: 'custom_id',
+    });
+    expect(parseLine(4, '{"custom_id":"a","method":"GET","url":"/v1/embeddings","body":{}}')).toMatchObject({
+      field: 'method',
+    });
+    expect(parseLine(5, '{"custom_id":"a","url":"/v1/files","body":{}}')).toMatchObject({ field: 'url' });
+    expect(
+      parseLine(6, '{"custom_id":"a","url":"/v1/chat/completions","body":{"model":"m","stream":true}}'),
+    ).toMatchObject({ field: 'body.stream' });
+    const ok = parseLine(
+      7,
+      '{"custom_id":"a","url":"https://gw.example.com/v1/videos","body":{"model":"clip-1.1-t2v"}}',
+    );
+    expect(ok).toMatchObject({ url: '/v1/videos', model: 'clip-1.1-t2v', lineNo: 7 });
+    expect(parseLine(8, '{"custom_id":"a","url":"/alpha/v1/videos/image2video","body":{}}')).toMatchObject({
+      model: 'alpha-v1',
+    });
+  });
+
+  it('gives every custom_id a stable output id', () => {
+    expect(outputId('fox-1')).toBe(outputId('fox-1'));
+    expect(outputId('fox-1')).not.toBe(outputId('fox-2'));
+    expect(outputId('fox-1')).toMatch(/^batch_req_[0-9a-f]{16}$/);
+  });
+});
+
+describe('batch shards', () => {
+  it('parses k/n and splits ids stably and completely', () => {
+    expect(parseShard('2/3')).toEqual({ k: 2, n: 3 });
+    expect(() => parseShard('0/3')).toThrow(UsageError);
+    expect(() => parseShard('4/3')).toThrow(UsageError);
+    expect(() => parseShard('x')).toThrow(UsageError);
+    const counts = [0, 0, 0];
+    for (let i = 0; i < 3000; i++) {
+      const k = shardOf(`id-${i}`, 3);
+      expect(k).toBe(shardOf(`id-${i}`, 3));
+      counts[k - 1] = (counts[k - 1] ?? 0) + 1;
+    }
+    for (const c of counts) expect(c).toBeGreaterThan(800);
+    expect(shardOf('fox-1', 1)).toBe(1);
+  });
+});
+
+describe('batch send outcomes', () => {
+  it('resends only what cannot have been created', () => {
+    const rl = new GatewayError({
+      status: 429,
+      code: 'rate_limit_exceeded',
+      message: 'slow down',
+      retryAfterMs: 1500,
+    });
+    expect(classify(rl)).toMatchObject({ kind: 'rate-limited', retryAfterMs: 1500 });
+    const refused = new ConnectionError('connection failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
+    expect(classify(refused)).toMatchObject({ kind: 'not-sent', code: 'ECONNREFUSED' });
+    const connectTimeout = new ConnectionError('x', {
+      cause: Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' }),
+    });
+    expect(classify(connectTimeout).kind).toBe('not-sent');
+    const closed = new ConnectionError('x', {
+      cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+    });
+    expect(classify(closed).kind).toBe('doubt');
+    expect(classify(new TimeoutError('no answer')).kind).toBe('doubt');
+    const bad = new GatewayError({ status: 400, code: 'invalid_duration', message: 'seconds' });
+    expect(classify(bad)).toMatchObject({ kind: 'failed', status: 400, code: 'invalid_duration' });
+    expect(classify(new GatewayError({ status: 401, code: 'invalid_api_key', message: 'x' })).kind).toBe(
+      'auth',
+    );
+  });
+});
+
+describe('batch limits (AIMD)', () => {
+  it('halves a model on 429, pauses it for Retry-After (capped), and climbs back by one per round of successes', async () => {
+    let now = 0;
+    const l = new Limits(8, () => now);
+    expect(l.limitOf('m')).toBe(8);
+    await l.acquire('m');
+    l.release('m', 'rate-limited', 2000);
+    expect(l.limitOf('m')).toBe(4);
+    await l.acquire('other'); // other models are not paused
+    l.release('other', 'ok');
+    let got = false;
+    const p = l.acquire('m').then(() => (got = true));
+    await Promise.resolve();
+    expect(got).toBe(false);
+    now = 2000;
+    l.release('other', 'other'); // any release re-checks the waiters
+    l.release('other', 'other');
+    await p;
+    expect(got).toBe(true);
+    l.release('m', 'ok');
+    for (let i = 0; i < 3; i++) {
+      await l.acquire('m');
+      l.release('m', 'ok');
+    }
+    expect(l.limitOf('m')).toBe(5);
+    await l.acquire('m');
+    l.release('m', 'rate-limited', 10 * 60_000);
+    expect(l.limitOf('m')).toBe(2);
+  });
+
+  it('holds the global ceiling across models', async () => {
+    const l = new Limits(2);
+    await l.acquire('a');
+    await l.acquire('b');
+    let third = false;
+    const p = l.acquire('c').then(() => (third = true));
+    await Promise.resolve();
+    expect(third).toBe(false);
+    l.release('a', 'ok');
+    await p;
+    expect(l.inFlight).toBe(2);
+  });
+});
