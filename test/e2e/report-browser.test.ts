@@ -12,7 +12,8 @@ import { historyHtml } from '../../src/report/history.js';
 import { loadHtml } from '../../src/report/load.js';
 import { page } from '../../src/report/page.js';
 import { batchFixture, historyFixture, loadFixture } from '../helpers/report-fixtures.js';
-import { spawnGw } from '../helpers/gw.js';
+import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { useSim } from '../helpers/sim.js';
 import { ARTIFACTS, browserAvailability, ReportBrowser, type Opened } from '../helpers/report-browser.js';
 
 const availability = browserAvailability();
@@ -160,5 +161,53 @@ describe.runIf(availability.run)('HTML reports in headless Chromium', () => {
     const file = join(dir, 'batch.html');
     writeFileSync(file, batchHtml(batchFixture(24), meta('gw batch status')));
     await checkReport(file, 'batch', ['stacked', 'timeline', 'line', 'bars'], { serve: true });
+  });
+
+  // The real commands against the simulator.
+  it('gw load --sweep --html against the simulator', async () => {
+    const sim = await useSim({
+      capacity: { maxConcurrent: 2, queue: 1000, ttftMs: 30, tokensPerSecond: 2000 },
+    });
+    const file = join(dir, 'load-sim.html');
+    const args = [
+      'load',
+      '-m',
+      'chat-3.7-plus',
+      '--sweep',
+      'concurrency=1,2,4',
+      '--requests',
+      '12',
+      '--max-tokens',
+      '8',
+    ];
+    const run = await spawnGw([...args, '--html', file], { env: sim.env });
+    expect(run.exitCode, run.stderr).toBe(0);
+    await checkReport(file, 'load-sim', ['line', 'line', 'line', 'line', 'histogram', 'histogram', 'line'], {
+      serve: true,
+    });
+  });
+
+  it('gw batch status --html on a batch run against the simulator', async () => {
+    const sim = await useSim();
+    const env = { ...sim.env, ...isolatedDirs() };
+    const input = join(dir, 'jobs.jsonl');
+    const line = (id: string, prompt: string) =>
+      JSON.stringify({
+        custom_id: id,
+        method: 'POST',
+        url: '/v1/videos',
+        body: { model: 'clip-1.1-t2v', prompt, seconds: 3, resolution: '720p' },
+      });
+    writeFileSync(
+      input,
+      [line('v1', 'a fox'), line('v2', 'a fox [sim:fail]'), line('v3', 'an owl')].join('\n') + '\n',
+    );
+    const out = join(dir, 'batch-out');
+    const run = await spawnGw(['batch', 'run', input, '--out', out, '--no-download'], { env });
+    expect(run.exitCode, run.stderr).toBe(1);
+    const file = join(dir, 'batch-sim.html');
+    const r = await spawnGw(['batch', 'status', out, '--html', file], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    await checkReport(file, 'batch-sim', ['stacked', 'timeline', 'line', 'bars'], { serve: true });
   });
 });
