@@ -36,7 +36,10 @@ export function rootProgram(): Command {
     .option('--no-color', 'no colour (also NO_COLOR)')
     .option('--profile <name>', 'profile to use (env GW_PROFILE)')
     .option('--base-url <url>', 'gateway base address, without /v1 (env GW_BASE_URL)')
-    .option('--timeout <duration>', 'request timeout, e.g. 30s, 2m (env GW_TIMEOUT)')
+    .option(
+      '--timeout <duration>',
+      'request timeout (waits: their limit), more than 0, e.g. 30s, 2m (env GW_TIMEOUT)',
+    )
     .addOption(new Option('--no-validate', 'send requests even where they break a contract rule'))
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file (env GW_CA_FILE)')
     .showHelpAfterError('(run with --help for usage)')

@@ -100,6 +100,11 @@ describe('class 2: output paths of downloads', () => {
     const b = await spawnGw(['video', 'download', id, '-o', sub], { env: sim.env });
     expect(b.exitCode, b.stderr).toBe(0);
     expect(readdirSync(sub)).toEqual([`${id}.mp4`]);
+    const c = await spawnGw(['video', 'create', 'cat', '-m', 'vid-2.7-t2v', '--download', `${sub}/`], {
+      env: sim.env,
+    });
+    expect(c.exitCode, c.stderr).toBe(0);
+    expect(readdirSync(sub).sort()).toEqual([`${c.stdout.trim()}.mp4`, `${id}.mp4`].sort());
     const before = sim.requests.length;
     const e = await spawnGw(['video', 'download', id, '-o', ''], { env: sim.env });
     expect(e.exitCode).toBe(2);
