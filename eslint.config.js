@@ -44,6 +44,8 @@ export default tseslint.config(
   ...layer('src/core/**/*.ts', ['ui', 'commands', 'probe', 'sim', 'cli']),
   ...layer('src/sim/**/*.ts', ['client', 'core', 'ui', 'commands', 'probe', 'cli']),
   ...layer('src/index.ts', ['commands', 'ui', 'probe', 'sim', 'cli']),
+  // HTML reports: rendered from the commands' JSON documents; they never talk to the gateway or the commands.
+  ...layer('src/report/**/*.ts', ['client', 'commands', 'sim', 'cli']),
   {
     // Tests parse JSON documents and poke at them; `any` from JSON.parse is expected there.
     files: ['test/**/*.ts'],

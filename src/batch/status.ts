@@ -3,7 +3,7 @@
  * is in doubt, failures by code, and — with --json — the timeline a report draws: every item's state changes with
  * their times, and the estimated spend over time.
  */
-import type { Currency } from '../contract/estimate.js';
+import { parseBudget, type Currency } from '../contract/estimate.js';
 import { BatchState, loadState, type StateRecord } from './state.js';
 
 /** One item's history. */
@@ -39,6 +39,8 @@ export interface StatusDoc {
   in_doubt: string[];
   items: ItemTimeline[];
   finished: boolean;
+  /** The --budget of the last run, per currency (absent without one). */
+  budgets?: Partial<Record<Currency, number>>;
 }
 
 /** Builds the status of a batch directory; undefined when it holds no batch. */
@@ -117,5 +119,16 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
     in_doubt: inDoubt,
     items: [...items.values()],
     finished: lastEnd?.e === 'end',
+    ...budgetsOf(state.runs[state.runs.length - 1]?.opts?.budgets),
   };
+}
+
+/** `{budgets: {CNY: 50}}` from a run's `--budget` texts, or nothing without one. */
+function budgetsOf(texts: readonly string[] | undefined): { budgets?: Partial<Record<Currency, number>> } {
+  const out: Partial<Record<Currency, number>> = {};
+  for (const t of texts ?? []) {
+    const b = parseBudget(t);
+    if (b !== undefined) out[b.currency] = b.amount;
+  }
+  return Object.keys(out).length > 0 ? { budgets: out } : {};
 }

@@ -35,6 +35,7 @@ export default function loadCommand(rt: Runtime): Command {
     .option('--video-timeout <dur>', '--api video: give up on a task after this long (default 30m)')
     .option('--out <file.json>', 'write the report (JSON, with histograms) to a file')
     .option('--csv <file>', 'write one CSV row per request (timings, status, error code, request id)')
+    .option('--html <file>', 'write a self-contained HTML report (CDFs, histograms, requests/s, sweep curve)')
     .option('--baseline <file.json>', 'compare with an earlier report; exit 1 on a regression')
     .option('--tolerance <pct>', 'with --baseline: allowed regression (default 10%)')
     .option('--seed <n>', 'seed of the arrival schedule and the mix (default 1)')
@@ -94,7 +95,9 @@ Examples:
         const { parseLoadFlags } = await import('../load/options.js');
         const spec = parseLoadFlags(flags);
         const { runLoad } = await import('../load/run.js');
-        return runLoad(ctx, spec);
+        const html = flags.html !== undefined ? await import('../report/index.js') : undefined;
+        const write = html?.htmlReport(flags.html as string, cmd, html.loadHtml, ctx.redactor);
+        return runLoad(ctx, spec, write && ((r) => write(r, r.target)));
       }),
     );
 
@@ -111,6 +114,7 @@ Examples:
     )
     .option('--video-timeout <dur>', '--api video: give up on a task after this long (default 30m)')
     .option('--out <file.json>', 'write the merged report to a file')
+    .option('--html <file>', 'write a self-contained HTML report of the merged run')
     .addHelpText(
       'after',
       `
@@ -119,13 +123,17 @@ requests, not averages of percentiles), and each step's duration is the longest 
 by side), so rates add up. Prints the merged summary (or the report with --json).`,
     )
     .action(
-      rt.action(async (ctx, paths: string[], opts: { out?: string }) => {
+      rt.action(async (ctx, paths: string[], opts: { out?: string; html?: string }) => {
+        const htmlFile = opts.html ?? parentFlags().html;
+        const html = htmlFile !== undefined ? await import('../report/index.js') : undefined;
+        const write = html?.htmlReport(htmlFile as string, cmd, html.loadHtml, ctx.redactor);
         const { readReport, writeAtomic, printReport } = await import('../load/run.js');
         const { mergeReports } = await import('../load/merge.js');
         const merged = mergeReports(paths.map((path) => ({ path, report: readReport(path, 'run.json') })));
         // `gw load merge a b --out f`: commander hands a flag the parent also has to the parent.
         const out = opts.out ?? parentFlags().out;
         if (out !== undefined) writeAtomic(out, `${JSON.stringify(merged)}\n`);
+        await write?.(merged, merged.target);
         if (ctx.globals.json) ctx.out.json(merged);
         else await printReport(ctx, merged);
       }),

@@ -6,6 +6,7 @@ interface HistoryOptions {
   check?: string;
   model?: string;
   gateway?: string;
+  html?: string;
 }
 
 const HELP = `
@@ -33,11 +34,12 @@ Examples:
 
 /** `gw probe history`: uptime, latency percentiles and changes from the probe history. */
 export default function probeHistoryCommand(rt: Runtime): Command {
-  return new Command('history')
+  const command: Command = new Command('history')
     .description('uptime per check and model, latency percentiles, and what changed since the last run')
     .option('--since <dur>', 'only runs within this long (default 7d)')
     .option('--check <id>', 'only this check (e.g. chat, chat-stream, embeddings)')
     .option('--model <m>', 'only this model')
+    .option('--html <file>', 'also write a self-contained HTML report (uptime bars, changes, latency)')
     .option('--gateway <url>', 'only runs against this gateway (the history keeps every gateway probed)')
     .addHelpText('after', HELP)
     .action(
@@ -53,17 +55,21 @@ export default function probeHistoryCommand(rt: Runtime): Command {
           (opts.since ?? '168h').replace(/^(\d+)d$/, (_, d: string) => `${Number(d) * 24}h`),
           'since',
         );
+        // `gw probe history --html f`: commander hands a flag the parent also has to the parent.
+        const htmlFile = opts.html ?? command.parent?.opts<{ html?: string }>().html;
+        const html = htmlFile !== undefined ? await import('../report/index.js') : undefined;
+        const writeHtml = html?.htmlReport(htmlFile as string, command, html.historyHtml, ctx.redactor);
         const all = readHistory(stateDir(ctx.io.env));
         const gw = opts.gateway?.replace(/\/+$/, '');
-        const view = viewHistory(
-          gw !== undefined ? all.filter((r) => r.gateway.replace(/\/+$/, '') === gw) : all,
-          {
-            now: Date.now(),
-            sinceMs,
-            check: opts.check,
-            model: opts.model,
-          },
-        );
+        const runs = gw !== undefined ? all.filter((r) => r.gateway.replace(/\/+$/, '') === gw) : all;
+        const view = viewHistory(runs, {
+          now: Date.now(),
+          sinceMs,
+          check: opts.check,
+          model: opts.model,
+        });
+        // The report names the gateways its runs probed (the history may hold several).
+        await writeHtml?.(view, [...new Set(runs.map((r) => r.gateway))].join(', ') || 'none recorded');
         if (ctx.globals.json) {
           ctx.out.json(view);
           return 0;
@@ -100,4 +106,5 @@ export default function probeHistoryCommand(rt: Runtime): Command {
         return 0;
       }),
     );
+  return command;
 }

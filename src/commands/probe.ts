@@ -21,6 +21,7 @@ interface ProbeOptions {
   only?: string[];
   extended?: boolean;
   junit?: string;
+  html?: string;
   videoTimeout: string;
   sim?: boolean;
   history: boolean;
@@ -89,7 +90,6 @@ SLOs: --slo 'ttft<2s,latency<10s' fails a passing check that misses a bound; --w
   The bounds are in the report's "slo" (ms). Latency bounds skip task checks (video, alpha, beta).
 Watch (--every <dur>): a run per interval, never two at once, until Ctrl-C or SIGTERM (exit 0 after the last
   metrics are written and queued webhooks sent). One summary line per run (--json: one report per line).
-  The video check is skipped in a watch unless --only names it; --budget applies to each run.
   --metrics-port serves /metrics (Prometheus text, OpenMetrics on request) on 127.0.0.1 (--metrics-host);
   --metrics-file writes the same text atomically (temp file + rename: node_exporter's textfile collector).
   Metrics: probe_success, probe_duration_seconds, gw_probe_check_success{check,model},
@@ -114,7 +114,7 @@ Examples:
 
 /** `gw probe`: the acceptance checklist of common.md §4 rule 5 (CLI.md "gw probe"). */
 export default function probeCommand(rt: Runtime): Command {
-  return new Command('probe')
+  const command: Command = new Command('probe')
     .description('run the acceptance checklist against the gateway (or an in-process simulator with --sim)')
     .option('--model <name>', 'a planned model the model list must contain (repeatable)', collect)
     .option('--chat-model <m>', 'model of the chat, chat-stream and responses checks')
@@ -124,6 +124,7 @@ export default function probeCommand(rt: Runtime): Command {
     .option('--only <check>', 'run only these checks (repeatable)', collect)
     .option('--extended', 'add the contract checks that cost nothing (see below)')
     .option('--junit <file>', 'also write a JUnit XML report')
+    .option('--html <file>', 'also write a self-contained HTML report (charts; opens offline)')
     .addOption(new Option('--video-timeout <dur>', 'limit for the video to end').default('10m'))
     .option('--sim', 'probe a simulator started in-process (no gateway or token needed)')
     .option('--no-history', 'do not append this run to the probe history')
@@ -190,24 +191,23 @@ export default function probeCommand(rt: Runtime): Command {
           only: opts.only ?? [],
           skip: opts.skip ?? [],
         });
-        // A watch would create a paid video every run: the video check runs in a watch only when --only names it.
-        if (
-          settings.watch !== undefined &&
-          selection.run.has('video') &&
-          opts.only?.includes('video') !== true
-        ) {
-          selection.run.delete('video');
-          selection.skipReason.set(
-            'video',
-            'skipped in a watch: each run would create a paid video (--only video to include it)',
-          );
-        }
         const videoTimeoutMs = parseDuration(opts.videoTimeout, 'video-timeout');
         const plan = runner.planModels(
           { models: opts.model, ...opts },
           ctx.settings().profile.probe,
           selection.run,
         );
+
+        // The report's path is checked before any request (a missing directory is exit 2). A watch has no
+        // single report to write: its history is `gw probe history --html`.
+        if (settings.watch !== undefined && opts.html !== undefined) {
+          throw new (await import('../core/errors.js')).UsageError(
+            'html: not with --every (gw probe history --html draws the runs of a watch)',
+            { field: 'html' },
+          );
+        }
+        const html = opts.html !== undefined ? await import('../report/index.js') : undefined;
+        const writeHtml = html?.htmlReport(opts.html as string, command, html.probeHtml, ctx.redactor);
 
         const sim =
           allModels !== undefined && opts.sim
@@ -243,24 +243,18 @@ export default function probeCommand(rt: Runtime): Command {
           }): Promise<ProbeReport> => {
             let report: ProbeReport;
             if (allModels !== undefined) {
-              // On a terminal, one spinner line: rows done, and the last one finished.
-              const spinner = watching ? undefined : await ctx.progress.spinner('probing the model list');
-              let done = 0;
               report = await (
                 await import('../probe/all-models.js')
-              )
-                .runAllModels({
-                  onFinish: (r) => spinner?.update(`${++done} rows done; ${r.id}: ${r.status}`),
-                  ...allModels,
-                  gateway: first.baseUrl,
-                  taskTimeoutMs: videoTimeoutMs,
-                  videoPoll,
-                  signal: ctx.signal,
-                  client: clientFor,
-                  note: (text) => ctx.out.note(text),
-                  onCreated,
-                })
-                .finally(() => spinner?.stop());
+              ).runAllModels({
+                ...allModels,
+                gateway: first.baseUrl,
+                taskTimeoutMs: videoTimeoutMs,
+                videoPoll,
+                signal: ctx.signal,
+                client: clientFor,
+                note: (text) => ctx.out.note(text),
+                onCreated,
+              });
             } else {
               report = await runner.runProbe({
                 gateway: first.baseUrl,
@@ -323,6 +317,7 @@ export default function probeCommand(rt: Runtime): Command {
 
           const render = async () => report ?? import('../probe/report.js');
           if (opts.junit !== undefined) await (await render()).writeJUnit(opts.junit, result);
+          await writeHtml?.(result, result.gateway);
           if (ctx.globals.json) ctx.out.json(result);
           else await (await render()).printTable(ctx.out, result);
           return runner.exitCodeOf(result);
@@ -331,6 +326,7 @@ export default function probeCommand(rt: Runtime): Command {
         }
       }),
     );
+  return command;
 }
 
 /** Appends each run to the probe history (a failure to write is a warning: the probe's answer matters more). */

@@ -35,6 +35,7 @@ export interface LoadFlags {
   budget?: string[];
   out?: string;
   csv?: string;
+  html?: string;
   baseline?: string;
   tolerance?: string;
   seed?: string;

@@ -65,7 +65,12 @@ function point(value: number, st: StepReport): CurvePoint {
 }
 
 /** Runs a load test; prints the report; returns the exit code. */
-export async function runLoad(ctx: Context, spec: LoadSpec): Promise<number> {
+export async function runLoad(
+  ctx: Context,
+  spec: LoadSpec,
+  /** Also handed the finished report (`--html`). */
+  onReport?: (report: RunReport) => Promise<void>,
+): Promise<number> {
   const settings = ctx.settings();
   if (settings.baseUrl === undefined) {
     throw new ConfigError('no gateway base URL', {
@@ -353,6 +358,7 @@ export async function runLoad(ctx: Context, spec: LoadSpec): Promise<number> {
     slo: spec.slo !== undefined ? { expr: spec.slo.text, pass: sloPass } : null,
   };
   if (spec.out !== undefined) writeAtomic(spec.out, `${JSON.stringify(report)}\n`);
+  await onReport?.(report);
   for (const w of warnings) ctx.out.warn(w);
   if (ctx.globals.json) ctx.out.json(report);
   else await printReport(ctx, report);

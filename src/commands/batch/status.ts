@@ -9,9 +9,10 @@ function money(m: Record<string, number | undefined>): string {
 
 /** `gw batch status <dir>`. */
 export function statusCommand(rt: Runtime): Command {
-  return new Command('status')
+  const command: Command = new Command('status')
     .description("counts per state, spend so far, what is in doubt (--json: with every item's timeline)")
     .argument('<dir>', 'a batch directory (the --out of gw batch run)')
+    .option('--html <file>', 'also write a self-contained HTML report (items over time, spend, failures)')
     .addHelpText(
       'after',
       `
@@ -25,12 +26,16 @@ Examples:
   gw batch status out/ --json | jq '.failures_by_code'`,
     )
     .action(
-      rt.action(async (ctx, dir: string) => {
+      rt.action(async (ctx, dir: string, opts: { html?: string }) => {
+        const html = opts.html !== undefined ? await import('../../report/index.js') : undefined;
+        const writeHtml = html?.htmlReport(opts.html as string, command, html.batchHtml, ctx.redactor);
         const { batchStatus } = await import('../../batch/status.js');
-        const doc = await batchStatus(dir, ctx.globals.json);
+        const doc = await batchStatus(dir, ctx.globals.json || writeHtml !== undefined);
         if (doc === undefined) {
           throw new UsageError(`${dir} is not a batch directory (no state.jsonl)`, { field: 'dir' });
         }
+        // The state log does not record the gateway: the report names the one configured now.
+        await writeHtml?.(doc, ctx.settings().baseUrl ?? 'not configured');
         if (ctx.globals.json) {
           ctx.out.json(doc);
           return 0;
@@ -61,4 +66,5 @@ Examples:
         return 0;
       }),
     );
+  return command;
 }

@@ -1,0 +1,51 @@
+/**
+ * Where a report goes: the path is checked before the command does any work (a missing directory is a usage
+ * error, exit 2, with nothing sent), and the file is written atomically (a temporary file in the same
+ * directory, renamed over the target), so a reader never sees half a report.
+ */
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { GwError, UsageError } from '../core/errors.js';
+
+/** Checks that `file` can be written: its directory exists, and it is not itself a directory. */
+export function checkReportPath(file: string, flag = 'html'): string {
+  if (file.trim() === '') throw new UsageError(`--${flag} needs a file name`, { field: flag });
+  const full = resolve(file);
+  const dir = dirname(full);
+  let dirStat;
+  try {
+    dirStat = statSync(dir);
+  } catch {
+    throw new UsageError(`--${flag} ${file}: the directory ${dir} does not exist`, {
+      field: flag,
+      hint: 'create the directory first, or choose a path in an existing one',
+    });
+  }
+  if (!dirStat.isDirectory()) {
+    throw new UsageError(`--${flag} ${file}: ${dir} is not a directory`, { field: flag });
+  }
+  try {
+    if (statSync(full).isDirectory()) {
+      throw new UsageError(`--${flag} ${file}: is a directory; give a file name`, { field: flag });
+    }
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    // Does not exist yet: fine.
+  }
+  return full;
+}
+
+/** Writes `text` to `file` atomically (temporary file in the same directory, then rename). */
+export async function writeReportFile(file: string, text: string): Promise<void> {
+  const full = resolve(file);
+  const tmp = join(dirname(full), `.${basename(full)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, text, { encoding: 'utf8', mode: 0o644 });
+    await rename(tmp, full);
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw new GwError(`cannot write the HTML report ${file}: ${(e as Error).message}`, { code: 'io_error' });
+  }
+}

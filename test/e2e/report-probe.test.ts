@@ -1,0 +1,59 @@
+/**
+ * `gw probe --html`: the path is checked before any request, the file is written whole, and it carries gw's
+ * version, the gateway (never the token) and the figures of `--json`.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ProbeReport } from '../../src/probe/runner.js';
+import { VERSION } from '../../src/cli.js';
+import { runGw } from '../helpers/gw.js';
+import { apiRequests, useSim } from '../helpers/sim.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-report-probe-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('gw probe --html', () => {
+  it('a missing directory is exit 2 before any request', async () => {
+    const sim = await useSim();
+    const r = await runGw(['probe', '--skip', 'video', '--html', join(dir, 'nope', 'r.html')], {
+      env: sim.env,
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/--html .*nope.* does not exist/);
+    expect(apiRequests(sim)).toEqual([]);
+  });
+
+  it('a directory as the file is exit 2 before any request', async () => {
+    const sim = await useSim();
+    const r = await runGw(['probe', '--skip', 'video', '--html', dir], { env: sim.env });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/is a directory/);
+    expect(apiRequests(sim)).toEqual([]);
+  });
+
+  it('writes one self-contained report with the JSON figures, version, gateway; no token; no temp file left', async () => {
+    const sim = await useSim();
+    const file = join(dir, 'probe.html');
+    writeFileSync(file, 'an older report');
+    const r = await runGw(['probe', '--skip', 'video', '--json', '--html', file], { env: sim.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as ProbeReport;
+    const html = readFileSync(file, 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain(
+      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+    );
+    expect(html).not.toMatch(/<script|<link|@import|url\((?!#)|src=/i);
+    expect(html).toContain(`gw ${VERSION}`);
+    expect(html).toContain(sim.baseUrl);
+    expect(html).not.toContain(sim.env.GW_TOKEN);
+    for (const c of report.checks) {
+      if (c.status !== 'skip') expect(html).toContain(`>${c.id}</text>`); // its row in the chart
+      if (c.requestId !== undefined) expect(html).toContain(c.requestId);
+    }
+    expect(html).toContain('OK: every check that ran passed');
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
