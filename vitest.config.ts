@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/cleanup.ts'],
     env: { NO_COLOR: '1', GW_TOKEN: '', GW_BASE_URL: '', GW_PROFILE: '' },
   },
 });

@@ -18,6 +18,7 @@ const SECTIONS = {
   probe: async () => (await import('./probe.mjs')).probe(),
   batch: async () => (await import('./batch.mjs')).batch(),
   load: async () => (await import('./load.mjs')).load(),
+  'probe-soak': async () => (await import('./probe-soak.mjs')).probeSoak(),
 };
 
 const args = process.argv.slice(2);

@@ -11,6 +11,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// `--pack`, or any build npm runs for `npm pack`/`npm publish` (prepack and prepare both run then): no source maps,
+// no build metadata, and only this build's chunks in dist/.
+const pack = process.argv.includes('--pack') || ['pack', 'publish'].includes(process.env.npm_command ?? '');
 const outdir = join(root, 'dist');
 
 const result = await build({
@@ -22,7 +25,7 @@ const result = await build({
   format: 'esm',
   platform: 'node',
   target: 'node20.18',
-  sourcemap: true,
+  sourcemap: !pack,
   packages: 'bundle',
   logLevel: 'warning',
   write: false,
@@ -42,7 +45,11 @@ for (const f of files) {
   writeFileSync(tmp, f.contents);
   renameSync(tmp, f.path);
 }
-writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+if (pack) {
+  for (const name of readdirSync(outdir)) {
+    if (name.endsWith('.map') || name === 'meta.json') rmSync(join(outdir, name), { force: true });
+  }
+} else writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
 
 // The root help page as the program prints it when stdout is not a terminal (80 columns). bin/gw.js serves
 // `gw --help` from it without loading the program (start-up budget, issue 9); a terminal gets the live page.
@@ -65,5 +72,5 @@ const written = new Set(files.map((f) => f.path));
 const chunks = join(outdir, 'chunks');
 for (const name of readdirSync(chunks)) {
   const p = join(chunks, name);
-  if (!written.has(p) && Date.now() - statSync(p).mtimeMs > 3_600_000) rmSync(p, { force: true });
+  if (!written.has(p) && (pack || Date.now() - statSync(p).mtimeMs > 3_600_000)) rmSync(p, { force: true });
 }

@@ -72,13 +72,34 @@ export async function buildProgram(argv: readonly string[], rt: Runtime): Promis
   return program;
 }
 
-function applyIo(cmd: Command, io: Io): void {
+/**
+ * Routes commander's output to `io`. With `--json`, what commander would write to stderr (its parse errors and
+ * the help shown after them) is held in `held` instead, so renderError() can print the `{"error": …}` document.
+ */
+function applyIo(cmd: Command, io: Io, held?: string[]): void {
   cmd.exitOverride();
   cmd.configureOutput({
     writeOut: (s) => io.stdout.write(s),
-    writeErr: (s) => io.stderr.write(s),
+    writeErr: (s) => (held !== undefined ? held.push(s) : io.stderr.write(s)),
   });
-  for (const sub of cmd.commands) applyIo(sub, io);
+  for (const sub of cmd.commands) applyIo(sub, io, held);
+}
+
+/** True when `--json` is among the flags (not after `--`, where it would be a prompt word). */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/** `gw help <name>` for a name that is not a command: a usage error (commander would show the root help, exit 0). */
+function checkHelpTarget(argv: readonly string[]): void {
+  const first = argv.findIndex((a, i) => !a.startsWith('-') && !VALUE_GLOBALS.has(argv[i - 1] ?? ''));
+  if (first === -1 || argv[first] !== 'help') return;
+  const name = argv[first + 1];
+  if (name === undefined || name.startsWith('-') || COMMANDS.some((c) => c.name === name)) return;
+  throw new UsageError(`help: "${name}" is not a gw command (run \`gw --help\` for the list)`, {
+    field: 'command',
+  });
 }
 
 /**
@@ -86,6 +107,8 @@ function applyIo(cmd: Command, io: Io): void {
  * bin/gw.js sets process.exitCode so stdout is always flushed. Every error is caught here, once.
  */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  // Shell completion asks for dynamic words on every Tab: answer without building the command tree.
+  if (argv[0] === '__complete') return (await import('./commands/complete.js')).complete(argv.slice(1), io);
   let signal = io.signal;
   let cleanup = (): void => {};
   let terminated = false;
@@ -134,13 +157,15 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       };
     },
   };
+  const held = wantsJson(argv) ? ([] as string[]) : undefined;
   try {
+    checkHelpTarget(argv);
     const program = await buildProgram(argv, rt);
-    applyIo(program, io);
+    applyIo(program, io, held);
     await program.parseAsync([...argv], { from: 'user' });
     return exitOf(exitCode);
   } catch (e) {
-    return exitOf(await renderError(e, io, ctx, argv));
+    return exitOf(await renderError(e, io, ctx, argv, held));
   } finally {
     cleanup();
   }
@@ -151,18 +176,25 @@ async function renderError(
   io: Io,
   ctx: Context | undefined,
   argv: readonly string[],
+  held?: string[],
 ): Promise<number> {
   if (e instanceof CommanderError) {
-    if (
+    const ok =
       e.code === 'commander.helpDisplayed' ||
       e.code === 'commander.version' ||
-      e.code === 'commander.help'
-    ) {
-      return ExitCode.ok;
+      e.code === 'commander.help' ||
+      e.code === 'commander.executeSubCommandAsync' ||
+      e.exitCode === 0;
+    if (held !== undefined) {
+      // --json: a parse error becomes the same {"error": …} document as every other error; help is shown as is.
+      if (ok) io.stderr.write(held.join(''));
+      else {
+        const message = e.message.replace(/^error: /, '');
+        io.stderr.write(`${JSON.stringify(new UsageError(message, { code: 'invalid_input' }).toJSON())}\n`);
+      }
     }
-    if (e.code === 'commander.executeSubCommandAsync') return ExitCode.ok;
-    // commander already printed its message to stderr
-    return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    // Otherwise commander already printed its message to stderr.
+    return ok ? ExitCode.ok : ExitCode.usage;
   }
   const { Output } = await import('./ui/output.js');
   const { Redactor } = await import('./ui/redact.js');

@@ -14,7 +14,7 @@ import {
 } from './text-common.js';
 
 interface ChatOptions {
-  model: string;
+  model?: string;
   system?: string;
   image: string[];
   stream?: boolean;
@@ -28,7 +28,7 @@ export default function chatCommand(rt: Runtime): Command {
   return new Command('chat')
     .description('chat completion (POST /v1/chat/completions); streams when stdout is a terminal')
     .argument('[prompt...]', 'the prompt (default: standard input)')
-    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.chat)")
     .option('--system <text>', 'system message')
     .option('--image <https url>', 'add an image_url part (vision; repeatable; public https)', collect, [])
     .option('--stream', 'stream the answer (default when stdout is a terminal)')
@@ -47,6 +47,7 @@ Examples:
     )
     .action(
       rt.action(async (ctx, words: string[], opts: ChatOptions) => {
+        const model = ctx.model(opts.model, 'chat');
         const prompt = await readPrompt(ctx, words);
         const content =
           opts.image.length === 0
@@ -56,7 +57,7 @@ Examples:
                 ...opts.image.map((url) => ({ type: 'image_url' as const, image_url: { url } })),
               ];
         const body: ChatCreateParams = {
-          model: opts.model,
+          model,
           messages: [
             ...(opts.system !== undefined ? [{ role: 'system', content: opts.system }] : []),
             { role: 'user', content },

@@ -1,9 +1,16 @@
 import { Command } from 'commander';
 import { assertConfigKey, CONFIG_KEYS } from '../core/config.js';
-import { UsageError } from '../core/errors.js';
+import { GwError, UsageError } from '../core/errors.js';
 import { readAll } from '../ui/io.js';
 import { redactToken } from '../ui/redact.js';
-import type { Context, Runtime } from './context.js';
+import { unknownProfile, type Context, type Runtime } from './context.js';
+
+/** The environment variable that overrides a config key, if any. */
+const ENV_OF: Partial<Record<string, string>> = {
+  baseUrl: 'GW_BASE_URL',
+  token: 'GW_TOKEN',
+  timeout: 'GW_TIMEOUT',
+};
 
 /** Reads a token from stdin (`--token-stdin`) or, on a TTY, from a hidden prompt. */
 export async function readToken(ctx: Context, fromStdin: boolean): Promise<string> {
@@ -89,8 +96,22 @@ export default function configCommand(rt: Runtime): Command {
       rt.action(async (ctx, key: string) => {
         assertConfigKey(key);
         const store = await ctx.config();
-        const v = store.get(profileOf(ctx, store.current), key);
-        if (v === undefined) return 1;
+        const profile = profileOf(ctx, store.current);
+        const v = store.get(profile, key);
+        const envName = ENV_OF[key];
+        const fromEnv = envName !== undefined ? ctx.io.env[envName] || undefined : undefined;
+        if (v === undefined) {
+          throw new GwError(`${key} is not set in profile "${profile}"`, {
+            code: 'not_set',
+            hint:
+              fromEnv !== undefined
+                ? `the value in effect comes from the environment: ${envName}=${key === 'token' ? redactToken(fromEnv) : fromEnv}`
+                : `set it with \`gw config set ${key}${key === 'token' ? ' --token-stdin' : ' <value>'}\``,
+          });
+        }
+        if (fromEnv !== undefined && fromEnv !== v) {
+          ctx.out.warn(`${envName} is set in the environment and overrides this value`);
+        }
         ctx.out.line(key === 'token' ? redactToken(v) : v);
         return 0;
       }),
@@ -128,7 +149,9 @@ export default function configCommand(rt: Runtime): Command {
     .action(
       rt.action(async (ctx, profile: string) => {
         const store = await ctx.config();
-        if (store.profiles[profile] === undefined) ctx.out.warn(`profile "${profile}" has no settings yet`);
+        if (store.profiles[profile] === undefined) {
+          throw unknownProfile(profile, Object.keys(store.profiles), 'config use');
+        }
         store.use(profile);
         ctx.out.note(`current profile: ${profile}`);
       }),

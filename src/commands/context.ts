@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
-import { readConfigFile, type ConfigStore, type Profile } from '../core/config.js';
+import { readConfigFile, type ConfigStore, type DefaultModelKind, type Profile } from '../core/config.js';
 import { parsePositiveDuration } from '../core/duration.js';
 import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../core/errors.js';
@@ -29,6 +29,9 @@ export interface GlobalOptions {
   caFile?: string | undefined;
 }
 
+/** Where a setting's value came from (`gw doctor` shows it). */
+export type SettingSource = 'flag' | 'env' | 'profile' | 'config' | 'default' | 'unset';
+
 /** Connection settings after precedence (flag > environment > profile > defaults). */
 export interface Settings {
   profileName: string;
@@ -38,6 +41,17 @@ export interface Settings {
   timeoutMs: number;
   /** Extra trusted CA certificates (PEM file): `--ca-file`, else GW_CA_FILE. */
   caFile: string | undefined;
+  /** The source of each setting. */
+  sources: { profile: SettingSource; baseUrl: SettingSource; token: SettingSource; timeout: SettingSource };
+  /** Every profile the config file has. */
+  knownProfiles: string[];
+}
+
+function sourceOf(flag: unknown, env: unknown, profile: unknown): SettingSource {
+  if (flag !== undefined) return 'flag';
+  if (env !== undefined) return 'env';
+  if (profile !== undefined) return 'profile';
+  return 'unset';
 }
 
 /** Options of `ctx.client()`. */
@@ -58,6 +72,17 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host);
 }
 
+/** The error for a profile that the config file does not have (exit 3: a configuration problem). */
+export function unknownProfile(name: string, known: readonly string[], via: string): ConfigError {
+  return new ConfigError(
+    `profile "${name}" (from ${via}) does not exist; known profiles: ${known.length > 0 ? known.join(', ') : 'none'}`,
+    {
+      code: 'unknown_profile',
+      hint: `create it with \`gw --profile ${name} login\` or \`gw --profile ${name} config set baseUrl <url>\``,
+    },
+  );
+}
+
 /** Everything a command handler needs; heavy pieces (client, conf, prompts) are created on first use. */
 export class Context {
   readonly out: Output;
@@ -65,6 +90,8 @@ export class Context {
   readonly redactor: Redactor;
   readonly signal: AbortSignal;
   #settings: Settings | undefined;
+  /** Set by commands that create the named profile (`gw --profile new login`): it need not exist yet. */
+  creatingProfile = false;
   #clients: GatewayClient[] = [];
 
   constructor(
@@ -94,20 +121,74 @@ export class Context {
     if (this.#settings) return this.#settings;
     const env = this.io.env;
     const file = readConfigFile(env);
-    const profileName = this.globals.profile ?? (env.GW_PROFILE || undefined) ?? file.current;
+    const envProfile = env.GW_PROFILE || undefined;
+    const profileName = this.globals.profile ?? envProfile ?? file.current;
+    const knownProfiles = Object.keys(file.profiles);
+    // A profile named on the command line or in GW_PROFILE must exist: a typo would otherwise run with no
+    // settings (or the environment's) and fail far from its cause. A missing `current` one is the fresh default.
+    if (
+      !this.creatingProfile &&
+      (this.globals.profile !== undefined || envProfile !== undefined) &&
+      !(profileName in file.profiles)
+    ) {
+      throw unknownProfile(
+        profileName,
+        knownProfiles,
+        this.globals.profile !== undefined ? '--profile' : 'GW_PROFILE',
+      );
+    }
     const profile = file.profiles[profileName] ?? {};
     this.redactor.add(profile.token);
-    const timeoutText = this.globals.timeout ?? (env.GW_TIMEOUT || undefined) ?? profile.timeout;
+    const envTimeout = env.GW_TIMEOUT || undefined;
+    const timeoutText = this.globals.timeout ?? envTimeout ?? profile.timeout;
+    const envBase = env.GW_BASE_URL || undefined;
+    const envToken = env.GW_TOKEN || undefined;
+    const timeoutSource = sourceOf(this.globals.timeout, envTimeout, profile.timeout);
     this.#settings = {
       profileName,
       profile,
-      baseUrl: this.globals.baseUrl ?? (env.GW_BASE_URL || undefined) ?? profile.baseUrl,
-      token: (env.GW_TOKEN || undefined) ?? profile.token,
+      baseUrl: this.globals.baseUrl ?? envBase ?? profile.baseUrl,
+      token: envToken ?? profile.token,
       timeoutMs:
         timeoutText !== undefined ? parsePositiveDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
       caFile: this.globals.caFile ?? (env.GW_CA_FILE || undefined),
+      sources: {
+        profile:
+          this.globals.profile !== undefined
+            ? 'flag'
+            : envProfile !== undefined
+              ? 'env'
+              : file.current !== 'default'
+                ? 'config'
+                : 'default',
+        baseUrl: sourceOf(this.globals.baseUrl, envBase, profile.baseUrl),
+        token: sourceOf(undefined, envToken, profile.token),
+        timeout: timeoutSource === 'unset' ? 'default' : timeoutSource,
+      },
+      knownProfiles,
     };
     return this.#settings;
+  }
+
+  /** The profile's `defaults.<kind>` model, if it has one. */
+  defaultModel(kind: DefaultModelKind): string | undefined {
+    const m = this.settings().profile.defaults?.[kind];
+    return m !== undefined && m !== '' ? m : undefined;
+  }
+
+  /**
+   * The model to use when `-m` is omitted: the profile's `defaults.<kind>`, else `fallback`; a usage error naming
+   * the flag when neither exists.
+   */
+  model(given: string | undefined, kind: DefaultModelKind, fallback?: string): string {
+    if (given !== undefined) return given;
+    const fromProfile = this.defaultModel(kind);
+    if (fromProfile !== undefined) return fromProfile;
+    if (fallback !== undefined) return fallback;
+    throw new UsageError(
+      `model: give -m <model> (see \`gw models\`), or set a default with \`gw config set defaults.${kind} <model>\``,
+      { field: 'model' },
+    );
   }
 
   /** A GatewayClient for the resolved settings; `--verbose` prints one line per exchange. */

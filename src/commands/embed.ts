@@ -10,7 +10,7 @@ export default function embedCommand(rt: Runtime): Command {
   return new Command('embed')
     .description('embeddings (POST /v1/embeddings): table of index, dimensions and first values')
     .argument('[text...]', 'texts to embed, one input per argument (default: --file or standard input)')
-    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.embed)")
     .option('--file <path>', 'read the inputs from a file, one per line (blank lines skipped)')
     .addHelpText(
       'after',
@@ -21,11 +21,12 @@ Examples:
   gw embed -m text-embedding-v4 --file lines.txt --json | jq '.data[0].embedding | length'`,
     )
     .action(
-      rt.action(async (ctx, texts: string[], opts: { model: string; file?: string }) => {
+      rt.action(async (ctx, texts: string[], opts: { model?: string; file?: string }) => {
+        const model = ctx.model(opts.model, 'embed');
         const input = await readLines(ctx, texts, opts.file);
         const embeddings = await import('../client/resources/embeddings.js');
         const client = await ctx.client();
-        const res = await embeddings.create(client, { model: opts.model, input }, { signal: ctx.signal });
+        const res = await embeddings.create(client, { model, input }, { signal: ctx.signal });
         if (ctx.globals.json) {
           ctx.out.json(res.data);
           return;

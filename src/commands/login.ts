@@ -14,6 +14,7 @@ export default function loginCommand(rt: Runtime): Command {
     )
     .action(
       rt.action(async (ctx, opts: { tokenStdin?: boolean }) => {
+        ctx.creatingProfile = true;
         const store = await ctx.config();
         const profileName = ctx.globals.profile ?? (ctx.io.env.GW_PROFILE || undefined) ?? store.current;
         const existing = store.profile(profileName);
@@ -37,6 +38,11 @@ export default function loginCommand(rt: Runtime): Command {
         }
         baseUrl = await normalizedBaseUrl(baseUrl);
         const token = await readToken(ctx, opts.tokenStdin === true);
+        if ((ctx.io.env.GW_TOKEN ?? '') !== '') {
+          ctx.out.warn(
+            'GW_TOKEN is set in the environment and overrides the saved token; unset it to use this login',
+          );
+        }
         const models = await import('../client/resources/models.js');
         const client = await ctx.client({ baseUrl, tokenValue: token });
         const res = await models.list(client, { signal: ctx.signal });

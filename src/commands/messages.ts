@@ -14,7 +14,7 @@ import {
 } from './text-common.js';
 
 interface MessagesOptions {
-  model: string;
+  model?: string;
   maxTokens: string;
   system?: string;
   stream?: boolean;
@@ -53,7 +53,7 @@ export default function messagesCommand(rt: Runtime): Command {
   return new Command('messages')
     .description('messages-style call (POST /v1/messages); streams when stdout is a terminal')
     .argument('[prompt...]', 'the prompt (default: standard input)')
-    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.messages)")
     .requiredOption('--max-tokens <n>', 'max_tokens (required by the messages protocol)')
     .option('--system <text>', 'system prompt')
     .option('--stream', 'stream the answer (default when stdout is a terminal)')
@@ -75,9 +75,10 @@ Examples:
     )
     .action(
       rt.action(async (ctx, words: string[], opts: MessagesOptions) => {
+        const model = ctx.model(opts.model, 'messages');
         const prompt = await readPrompt(ctx, words);
         const body: MessageCreateParams = {
-          model: opts.model,
+          model,
           max_tokens: intFlag(opts.maxTokens, 'max_tokens') as number,
           messages: [{ role: 'user', content: prompt }],
         };

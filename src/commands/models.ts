@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { Runtime } from './context.js';
+import { formatLocalTime } from './video/shared.js';
 
 /** `gw models`: list the models visible to the token. */
 export default function modelsCommand(rt: Runtime): Command {
@@ -11,6 +12,12 @@ export default function modelsCommand(rt: Runtime): Command {
         const models = await import('../client/resources/models.js');
         const client = await ctx.client();
         const res = await models.list(client, { signal: ctx.signal });
+        const { saveModelIds } = await import('./model-cache.js');
+        saveModelIds(
+          ctx.io.env,
+          client.baseUrl,
+          res.data.data.map((m) => m.id),
+        );
         if (ctx.globals.json) {
           ctx.out.json(res.data);
           return;
@@ -20,7 +27,7 @@ export default function modelsCommand(rt: Runtime): Command {
           res.data.data.map((m) => [
             m.id,
             m.owned_by,
-            m.created !== undefined ? new Date(m.created * 1000).toISOString().slice(0, 10) : '',
+            m.created !== undefined ? formatLocalTime(new Date(m.created * 1000)) : '',
           ]),
         );
       }),

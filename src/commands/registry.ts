@@ -67,4 +67,9 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'print a shell completion script (bash|zsh|fish)',
     load: () => import('./completion.js'),
   },
+  {
+    name: 'doctor',
+    summary: 'check the setup: settings and sources, paths, proxies, gateway, token, clock',
+    load: () => import('./doctor.js'),
+  },
 ];

@@ -5,7 +5,7 @@ import type { Runtime } from './context.js';
 import { CACHE_FIELDS, printAnswer, printStream, printUsage, readPrompt, wantStream } from './text-common.js';
 
 interface ResponsesOptions {
-  model: string;
+  model?: string;
   stream?: boolean;
   usage?: boolean;
 }
@@ -15,7 +15,7 @@ export default function responsesCommand(rt: Runtime): Command {
   return new Command('responses')
     .description('responses call (POST /v1/responses); streams when stdout is a terminal')
     .argument('[prompt...]', 'the prompt (default: standard input)')
-    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.responses)")
     .option('--stream', 'stream the answer (default when stdout is a terminal)')
     .addOption(new Option('--no-stream', 'wait for the complete answer'))
     .option('--usage', 'print token usage (and cache fields) to stderr')
@@ -29,9 +29,10 @@ Examples:
     )
     .action(
       rt.action(async (ctx, words: string[], opts: ResponsesOptions) => {
+        const model = ctx.model(opts.model, 'responses');
         const prompt = await readPrompt(ctx, words);
         const body = {
-          model: opts.model,
+          model,
           input: [{ role: 'user', content: [{ type: 'input_text' as const, text: prompt }] }],
         };
         const responses = await import('../client/resources/responses.js');

@@ -2,6 +2,7 @@
  * What gw chat, responses, messages and embed share: the prompt (arguments or standard input), the stream-or-not
  * default, printing text as it arrives, numeric flags, and `--usage` on stderr with common.md §2.1's caution.
  */
+import { fstatSync } from 'node:fs';
 import { UsageError } from '../core/errors.js';
 import { readAll } from '../ui/io.js';
 import type { Context } from './context.js';
@@ -12,13 +13,34 @@ export function collect(value: string, previous: string[] = []): string[] {
 }
 
 /**
- * The prompt: the arguments joined by spaces, or, when there are none and stdin is not a terminal, all of standard
- * input (one trailing newline removed, so `echo hi | gw chat` sends "hi").
+ * True when standard input is a pipe or a file given to gw (`echo text | gw chat …`, `gw chat … < f`). Arguments
+ * plus stdin are joined only then: a parent process that merely leaves stdin open (a socket, a terminal, a job
+ * runner) must not make `gw chat "hi"` wait for input that never comes.
+ */
+function stdinIsPiped(ctx: Context): boolean {
+  if (ctx.io.stdin.isTTY === true) return false;
+  if (ctx.io.stdin !== process.stdin) return true; // in-process callers pass their own stream
+  try {
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The prompt, as `llm` builds it: `-` alone reads standard input; arguments are joined by spaces, and when
+ * standard input is piped too (`echo text | gw chat "summarise:"`) its text follows them on a new line; with no
+ * arguments it is all of standard input. One trailing newline is removed, so `echo hi | gw chat` sends "hi".
  */
 export async function readPrompt(ctx: Context, args: readonly string[]): Promise<string> {
-  let prompt = args.join(' ');
-  if (args.length === 0 && ctx.io.stdin.isTTY !== true)
-    prompt = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
+  const words = args.length === 1 && args[0] === '-' ? [] : args;
+  const explicitStdin = words.length !== args.length;
+  let prompt = words.join(' ');
+  if (explicitStdin || (words.length === 0 ? ctx.io.stdin.isTTY !== true : stdinIsPiped(ctx))) {
+    const piped = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
+    prompt = prompt.length > 0 && piped.length > 0 ? `${prompt}\n${piped}` : prompt || piped;
+  }
   if (prompt.trim().length === 0) {
     throw new UsageError('prompt: give the prompt as arguments or on standard input', { field: 'prompt' });
   }
@@ -105,18 +127,16 @@ export class TextPrinter {
  */
 export async function printStream<T>(
   ctx: Context,
-  source: { batches: AsyncIterable<T[]> },
+  source: { batches: AsyncIterable<T[]>; onSent?: ((data: string) => void) | undefined },
   onEvent: (ev: T, printer: TextPrinter) => void,
 ): Promise<void> {
   const printer = new TextPrinter(ctx);
-  const json = ctx.globals.json;
+  // --json: the data of every event the gateway sent, in order, one per line (pings and unknown names too).
+  if (ctx.globals.json) source.onSent = (data) => ctx.out.stream(`${data}\n`);
   let complete = false;
   try {
     for await (const batch of source.batches) {
-      for (const ev of batch) {
-        if (json) ctx.out.stream(`${JSON.stringify(ev)}\n`);
-        onEvent(ev, printer);
-      }
+      for (const ev of batch) onEvent(ev, printer);
     }
     complete = true;
   } finally {
@@ -170,7 +190,7 @@ export function printUsage(ctx: Context, usage: unknown, cacheFields: readonly s
     lines.push(`cache: ${cache.length > 0 ? cache.join(' ') : 'not reported'}`);
   }
   lines.push(
-    "note: cache fields are upstream signals that explain cost only; the charge is the gateway's log and bill (common.md §2.1)",
+    "note: cache fields are upstream signals that explain cost only; the charge is the gateway's log and bill",
   );
   ctx.out.io.stderr.write(ctx.redactor.redact(`${lines.join('\n')}\n`));
 }

@@ -11,8 +11,6 @@ import * as z from 'zod';
 import { ALPHA_MODELS, type AlphaModel } from './catalog.js';
 import { imageSize, sniffImageType, type ImageInfo } from './image-size.js';
 
-const DOC = 'alpha-image2video.md';
-
 /** alpha §4: the one endpoint of the first video family (the gateway prefixes the upstream path with /alpha). */
 export const ALPHA_IMAGE2VIDEO_PATH = '/alpha/v1/videos/image2video';
 
@@ -84,7 +82,7 @@ function checkImageString(value: string, ctx: Ctx, o: { url: boolean; what: stri
   if (value.startsWith('data:')) {
     ctx.addIssue({
       code: 'custom',
-      message: `must be raw Base64 without a data: prefix (wire-formats.md §5)`,
+      message: `must be raw Base64 without a data: prefix`,
     });
     return;
   }
@@ -92,23 +90,24 @@ function checkImageString(value: string, ctx: Ctx, o: { url: boolean; what: stri
   if (!isBase64(value)) {
     ctx.addIssue({
       code: 'custom',
-      message: o.url
-        ? `must be an http(s) URL or Base64 (${DOC} §2.1)`
-        : `must be Base64 (${DOC} §2.1: ${o.what})`,
+      message: o.url ? `must be an http(s) URL or Base64` : `must be Base64 (${o.what})`,
     });
     return;
   }
   if (base64ImageType(value) === undefined) {
     ctx.addIssue({
       code: 'custom',
-      message: `Base64 must decode to a PNG or JPEG image (wire-formats.md §5: jpg/jpeg/png)`,
+      message: `Base64 must decode to a PNG or JPEG image (jpg/jpeg/png)`,
     });
   }
 }
 
+/** ` (what)`, or nothing when there is nothing to add. */
+const note = (what: string): string => (what === '' ? '' : ` (${what})`);
+
 function str(what: string): z.ZodString {
   return z.string({
-    error: (iss) => (iss.input === undefined ? `is required (${what})` : `must be a string (${what})`),
+    error: (iss) => (iss.input === undefined ? `is required${note(what)}` : `must be a string${note(what)}`),
   });
 }
 
@@ -116,7 +115,7 @@ function enumOf<T extends readonly [string, ...string[]]>(
   values: T,
   rule: string,
 ): z.ZodEnum<{ [K in T[number]]: K }> {
-  return z.enum(values, { error: `must be one of ${values.join(', ')} (${rule})` });
+  return z.enum(values, { error: `must be one of ${values.join(', ')}${note(rule)}` });
 }
 
 const imageField = (rule: string) =>
@@ -125,97 +124,95 @@ const imageField = (rule: string) =>
 /** alpha §2.1: one trajectory point; integer pixel coordinates, origin at the bottom-left of the image. */
 const pointSchema = z.looseObject({
   x: z
-    .number({ error: `must be a number (${DOC} §2.1: integer pixel coordinates)` })
-    .int({ error: `must be an integer (${DOC} §2.1: integer pixel coordinates)` })
-    .nonnegative({ error: `must be 0 or more (${DOC} §2.1: pixel coordinates from the bottom-left origin)` }),
+    .number({ error: `must be a number (integer pixel coordinates)` })
+    .int({ error: `must be an integer (integer pixel coordinates)` })
+    .nonnegative({ error: `must be 0 or more (pixel coordinates from the bottom-left origin)` }),
   y: z
-    .number({ error: `must be a number (${DOC} §2.1: integer pixel coordinates)` })
-    .int({ error: `must be an integer (${DOC} §2.1: integer pixel coordinates)` })
-    .nonnegative({ error: `must be 0 or more (${DOC} §2.1: pixel coordinates from the bottom-left origin)` }),
+    .number({ error: `must be a number (integer pixel coordinates)` })
+    .int({ error: `must be an integer (integer pixel coordinates)` })
+    .nonnegative({ error: `must be 0 or more (pixel coordinates from the bottom-left origin)` }),
 });
 
-const trajectoryRule = `${DOC} §2.1, §8: at least ${ALPHA_LIMITS.trajectoryMinPoints} and at most ${ALPHA_LIMITS.trajectoryMaxPoints} points`;
+const trajectoryRule = `at least ${ALPHA_LIMITS.trajectoryMinPoints} and at most ${ALPHA_LIMITS.trajectoryMaxPoints} points`;
 
 /** alpha §2.1: a dynamic brush group `{mask, trajectories}`. */
 export const dynamicMaskSchema = z.looseObject(
   {
-    mask: str(`${DOC} §2.1: Base64-encoded mask image`).superRefine((v, ctx) =>
+    mask: str(`Base64-encoded mask image`).superRefine((v, ctx) =>
       checkImageString(v, ctx, { url: false, what: 'Base64-encoded mask image' }),
     ),
     trajectories: z
-      .array(pointSchema, { error: `must be an array of {x, y} (${DOC} §2.1)` })
+      .array(pointSchema, { error: `must be an array of {x, y}` })
       .min(ALPHA_LIMITS.trajectoryMinPoints, { error: `has too few points (${trajectoryRule})` })
       .max(ALPHA_LIMITS.trajectoryMaxPoints, { error: `has too many points (${trajectoryRule})` }),
   },
-  { error: `must be an object {mask, trajectories} (${DOC} §2.1)` },
+  { error: `must be an object {mask, trajectories}` },
 );
 
 /** alpha §2.1: `camera_control` — `type` (`simple` shown) and `config` (numbers, `zoom` shown). */
 export const cameraControlSchema = z.looseObject(
   {
-    type: str(`${DOC} §2.1: camera_control.type`).min(1, {
-      error: `must not be empty (${DOC} §2.1: camera_control.type)`,
+    type: str(`camera_control.type`).min(1, {
+      error: `must not be empty (camera_control.type)`,
     }),
     config: z
-      .record(z.string(), z.number({ error: `must be a number (${DOC} §2.1: camera_control.config)` }), {
-        error: `must be an object of numbers (${DOC} §2.1: camera_control.config)`,
+      .record(z.string(), z.number({ error: `must be a number (camera_control.config)` }), {
+        error: `must be an object of numbers (camera_control.config)`,
       })
       .optional(),
   },
-  { error: `must be an object {type, config} (${DOC} §2.1)` },
+  { error: `must be an object {type, config}` },
 );
 
 const baseBody = z.looseObject(
   {
     // alpha §2.1 / §9: model by model_name; default alpha-v1
-    model_name: enumOf(ALPHA_MODELS, `${DOC} §2.1`).optional(),
+    model_name: enumOf(ALPHA_MODELS, '').optional(),
     // alpha §4 rule 1: image required; URL or Base64
-    image: imageField(`${DOC} §2.1, §4 rule 1: first-frame image, URL or Base64`),
-    image_tail: imageField(`${DOC} §2.1: last-frame image, URL or Base64`).optional(),
-    prompt: str(`${DOC} §2.1`).optional(),
-    negative_prompt: str(`${DOC} §2.1`).optional(),
+    image: imageField(`first-frame image, URL or Base64`),
+    image_tail: imageField(`last-frame image, URL or Base64`).optional(),
+    prompt: str('').optional(),
+    negative_prompt: str('').optional(),
     // alpha §2.1 / §8: at most 2 entries (entries are objects upstream: wire-formats.md §5 [{voice_id}])
     voice_list: z
-      .array(z.looseObject({}, { error: `entries must be objects (wire-formats.md §5: [{voice_id}])` }), {
-        error: `must be an array (${DOC} §2.1)`,
+      .array(z.looseObject({}, { error: `entries must be objects ([{voice_id}])` }), {
+        error: `must be an array`,
       })
       .max(ALPHA_LIMITS.voices, {
-        error: `must have at most ${ALPHA_LIMITS.voices} entries (${DOC} §2.1, §4 rule 3, §8)`,
+        error: `must have at most ${ALPHA_LIMITS.voices} entries`,
       })
       .optional(),
-    sound: enumOf(ALPHA_SOUND, `${DOC} §2.1`).optional(),
+    sound: enumOf(ALPHA_SOUND, '').optional(),
     // alpha §2.1 / §8: 0 to 1 inclusive
     cfg_scale: z
-      .number({ error: `must be a number from 0 to 1 (${DOC} §2.1, §8)` })
-      .min(ALPHA_LIMITS.cfgScaleMin, { error: `must be a number from 0 to 1 (${DOC} §2.1, §8)` })
-      .max(ALPHA_LIMITS.cfgScaleMax, { error: `must be a number from 0 to 1 (${DOC} §2.1, §8)` })
+      .number({ error: `must be a number from 0 to 1` })
+      .min(ALPHA_LIMITS.cfgScaleMin, { error: `must be a number from 0 to 1` })
+      .max(ALPHA_LIMITS.cfgScaleMax, { error: `must be a number from 0 to 1` })
       .optional(),
-    mode: enumOf(ALPHA_MODES, `${DOC} §2.1`).optional(),
+    mode: enumOf(ALPHA_MODES, '').optional(),
     // alpha §2.1: a string; URL or Base64 like the image it brushes (wire-formats.md §5)
-    static_mask: str(`${DOC} §2.1`)
+    static_mask: str('')
       .superRefine((v, ctx) => checkImageString(v, ctx, { url: true, what: 'static brush area' }))
       .optional(),
     // alpha §2.1 / §8: at most 6 groups
     dynamic_masks: z
-      .array(dynamicMaskSchema, { error: `must be an array of {mask, trajectories} (${DOC} §2.1)` })
+      .array(dynamicMaskSchema, { error: `must be an array of {mask, trajectories}` })
       .max(ALPHA_LIMITS.dynamicMaskGroups, {
-        error: `must have at most ${ALPHA_LIMITS.dynamicMaskGroups} groups (${DOC} §2.1, §8)`,
+        error: `must have at most ${ALPHA_LIMITS.dynamicMaskGroups} groups`,
       })
       .optional(),
     camera_control: cameraControlSchema.optional(),
-    aspect_ratio: enumOf(ALPHA_ASPECT_RATIOS, `${DOC} §2.1`).optional(),
+    aspect_ratio: enumOf(ALPHA_ASPECT_RATIOS, '').optional(),
     // alpha §2.1 / §8: a string, "5" or "10"
-    duration: z
-      .enum(ALPHA_DURATIONS, { error: `must be the string "5" or "10" (${DOC} §2.1, §8)` })
-      .optional(),
-    watermark_info: z.looseObject({}, { error: `must be an object (${DOC} §2.1)` }).optional(),
+    duration: z.enum(ALPHA_DURATIONS, { error: `must be the string "5" or "10"` }).optional(),
+    watermark_info: z.looseObject({}, { error: `must be an object` }).optional(),
     // alpha §2.1 / §6: a notification address
-    callback_url: str(`${DOC} §2.1, §6`)
-      .refine(isHttpUrl, { error: `must be an http(s) URL (${DOC} §2.1, §6: notification address)` })
+    callback_url: str('')
+      .refine(isHttpUrl, { error: `must be an http(s) URL (notification address)` })
       .optional(),
-    external_task_id: str(`${DOC} §2.1`).optional(),
+    external_task_id: str('').optional(),
   },
-  { error: `the body must be a JSON object (${DOC} §2.1)` },
+  { error: `the body must be a JSON object` },
 );
 
 type BaseBody = z.output<typeof baseBody>;
@@ -248,7 +245,7 @@ function gatewayRules(body: BaseBody, ctx: Ctx): void {
     ctx.addIssue({
       code: 'custom',
       path: [second.fields[0] as string],
-      message: `cannot be combined with ${first.fields.join(' / ')}: image + image_tail, dynamic_masks / static_mask and camera_control are mutually exclusive (${DOC} §4 rule 2)`,
+      message: `cannot be combined with ${first.fields.join(' / ')}: image + image_tail, dynamic_masks / static_mask and camera_control are mutually exclusive`,
     });
   }
   // alpha §2.1, §4 rule 3: voice_list only alpha-v2-6, with sound = on
@@ -257,13 +254,13 @@ function gatewayRules(body: BaseBody, ctx: Ctx): void {
       ctx.addIssue({
         code: 'custom',
         path: ['voice_list'],
-        message: `only allowed with model ${ALPHA_SOUND_MODELS.join(', ')}; ${modelNote} (${DOC} §2.1, §4 rule 3)`,
+        message: `only allowed with model ${ALPHA_SOUND_MODELS.join(', ')}; ${modelNote}`,
       });
     } else if (body.voice_list.length > 0 && body.sound !== 'on') {
       ctx.addIssue({
         code: 'custom',
         path: ['voice_list'],
-        message: `requires sound = on (${DOC} §2.1, §4 rule 3)`,
+        message: `requires sound = on`,
       });
     }
   }
@@ -272,7 +269,7 @@ function gatewayRules(body: BaseBody, ctx: Ctx): void {
     ctx.addIssue({
       code: 'custom',
       path: ['sound'],
-      message: `only allowed with model ${ALPHA_SOUND_MODELS.join(', ')}; ${modelNote} (${DOC} §2.1)`,
+      message: `only allowed with model ${ALPHA_SOUND_MODELS.join(', ')}; ${modelNote}`,
     });
   }
   // alpha §2.1, §4 rule 4: cfg_scale only alpha-v1, alpha-v1-5, alpha-v1-6
@@ -280,7 +277,7 @@ function gatewayRules(body: BaseBody, ctx: Ctx): void {
     ctx.addIssue({
       code: 'custom',
       path: ['cfg_scale'],
-      message: `only allowed with models ${ALPHA_CFG_SCALE_MODELS.join(', ')}; ${modelNote} (${DOC} §2.1, §4 rule 4)`,
+      message: `only allowed with models ${ALPHA_CFG_SCALE_MODELS.join(', ')}; ${modelNote}`,
     });
   }
 }
@@ -319,7 +316,7 @@ function clientRules(body: BaseBody, ctx: Ctx): void {
     ctx.addIssue({
       code: 'custom',
       path: ['callback_url'],
-      message: `must be an https URL (${DOC} §6: notification address; gw sends callbacks only over https)`,
+      message: `must be an https URL (notification address; gw sends callbacks only over https)`,
     });
   }
   const masks = readableMasks(body);
@@ -332,7 +329,7 @@ function clientRules(body: BaseBody, ctx: Ctx): void {
       ctx.addIssue({
         code: 'custom',
         path: m.path,
-        message: `resolution ${m.info.width}x${m.info.height} differs from ${refName} (${ref.width}x${ref.height}); mask resolution must equal that of image (${DOC} §2.1, §4 rule 5)`,
+        message: `resolution ${m.info.width}x${m.info.height} differs from ${refName} (${ref.width}x${ref.height}); mask resolution must equal that of image`,
       });
       return;
     }

@@ -5,8 +5,6 @@
 import * as z from 'zod';
 import { NEEDS_DNS, hostProblemOffline, normalizeBetaModel } from './beta.js';
 
-const DOC = 'beta-tasks-assets.md';
-
 /** §4.2/§9: every asset action carries `Version=2024-01-01`. */
 export const ASSET_API_VERSION = '2024-01-01';
 
@@ -47,16 +45,14 @@ export function asksModerationSkip(body: unknown): boolean {
   return typeof s === 'string' && s.toLowerCase() === 'skip';
 }
 
-const model = z
-  .string({ error: `model is required: a public model name (${DOC} §4.2, §2.1)` })
-  .superRefine((m, ctx) => {
-    const n = normalizeBetaModel(m);
-    if (!n.ok) ctx.addIssue({ code: 'custom', message: n.message, params: { code: 'model_not_found' } });
-  });
-const nonEmpty = (what: string, section: string) =>
+const model = z.string({ error: `model is required: a public model name` }).superRefine((m, ctx) => {
+  const n = normalizeBetaModel(m);
+  if (!n.ok) ctx.addIssue({ code: 'custom', message: n.message, params: { code: 'model_not_found' } });
+});
+const nonEmpty = (what: string, _section?: string) =>
   z
-    .string({ error: `${what} is required (a string) (${DOC} ${section})` })
-    .refine((s) => s.trim() !== '', { message: `must not be empty (${DOC} ${section})` });
+    .string({ error: `${what} is required (a string)` })
+    .refine((s) => s.trim() !== '', { message: 'must not be empty' });
 const moderation = z
   .unknown()
   .superRefine((m, ctx) => {
@@ -64,7 +60,7 @@ const moderation = z
       ctx.addIssue({
         code: 'custom',
         path: ['Strategy'],
-        message: `Strategy=Skip is not offered by the asset library (${DOC} §4.2, §7)`,
+        message: `Strategy=Skip is not offered by the asset library`,
         params: { code: 'moderation_skip_not_allowed' },
       });
     }
@@ -72,15 +68,15 @@ const moderation = z
   .optional();
 const posInt = (rule: string) =>
   z.custom<number>((v) => typeof v === 'number' && Number.isInteger(v) && v >= 1, { message: rule });
-const body = { error: `the body must be a JSON object (${DOC} §4.2)` };
+const body = { error: `the body must be a JSON object` };
 
 /** §4.2 CreateAssetGroup: `model`, `Name`, `GroupType` (`AIGC`), `Description`. */
 export const createAssetGroupSchema = z.looseObject(
   {
     model,
     Name: nonEmpty('Name', '§2.6'),
-    GroupType: z.literal(ASSET_GROUP_TYPE, { error: `GroupType must be AIGC (${DOC} §2.6, §4.2)` }),
-    Description: z.string({ error: `Description must be a string (${DOC} §2.6)` }).optional(),
+    GroupType: z.literal(ASSET_GROUP_TYPE, { error: `GroupType must be AIGC` }),
+    Description: z.string({ error: `Description must be a string` }).optional(),
     Moderation: moderation,
   },
   body,
@@ -103,7 +99,7 @@ export const createAssetSchema = z.preprocess(
       model,
       GroupId: nonEmpty('GroupId', '§2.6'),
       URL: nonEmpty('URL', '§2.6'),
-      AssetType: z.enum(ASSET_TYPES, { error: `AssetType must be one of Image, Video, Audio (${DOC} §2.6)` }),
+      AssetType: z.enum(ASSET_TYPES, { error: `AssetType must be one of Image, Video, Audio` }),
       Name: nonEmpty('Name', '§2.6'),
       Moderation: moderation,
     },
@@ -125,17 +121,17 @@ export const listAssetsSchema = z.looseObject(
     model,
     Filter: z.looseObject(
       {
-        GroupType: z.literal(ASSET_GROUP_TYPE, { error: `must be AIGC (${DOC} §4.2)` }),
+        GroupType: z.literal(ASSET_GROUP_TYPE, { error: `must be AIGC` }),
         GroupIds: z
-          .array(z.string({ error: `group ids must be strings (${DOC} §4.2)` }), {
-            error: `must be an array of group id strings (${DOC} §4.2)`,
+          .array(z.string({ error: `group ids must be strings` }), {
+            error: `must be an array of group id strings`,
           })
           .optional(),
       },
-      { error: `Filter is required: {GroupType: "AIGC", GroupIds: [...]} (${DOC} §4.2)` },
+      { error: `Filter is required: {GroupType: "AIGC", GroupIds: [...]}` },
     ),
-    PageNumber: posInt(`must be an integer >= 1 (${DOC} §4.2, §8)`).optional(),
-    PageSize: posInt(`must be a positive integer (${DOC} §4.2)`).optional(),
+    PageNumber: posInt(`must be an integer >= 1`).optional(),
+    PageSize: posInt(`must be a positive integer`).optional(),
     Moderation: moderation,
   },
   body,
@@ -160,24 +156,24 @@ export function assetSourceUrlProblem(value: string): string | undefined {
   try {
     url = new URL(value.trim());
   } catch {
-    return `"${value}" is not a URL; use a public https URL (${DOC} §2.6)`;
+    return `"${value}" is not a URL; use a public https URL`;
   }
   if (url.protocol !== 'https:') {
-    return `must use https, not ${url.protocol.replace(':', '')}: the asset library downloads it publicly (${DOC} §2.6)`;
+    return `must use https, not ${url.protocol.replace(':', '')}: the asset library downloads it publicly`;
   }
   if (url.username !== '' || url.password !== '') {
-    return `must not carry credentials: the URL must be downloadable without login state (${DOC} §2.6)`;
+    return `must not carry credentials: the URL must be downloadable without login state`;
   }
   const host = hostProblemOffline(url.hostname);
   if (host !== undefined && host !== NEEDS_DNS) {
-    return `${host}: the asset library cannot download from it; use a publicly downloadable URL (${DOC} §2.6)`;
+    return `${host}: the asset library cannot download from it; use a publicly downloadable URL`;
   }
   const h = url.hostname.toLowerCase();
   if (
     host === NEEDS_DNS &&
     (h.endsWith('.local') || h.endsWith('.internal') || h.endsWith('.lan') || !h.includes('.'))
   ) {
-    return `${h} is not a public host name; use a publicly downloadable URL (${DOC} §2.6)`;
+    return `${h} is not a public host name; use a publicly downloadable URL`;
   }
   return undefined;
 }

@@ -17,8 +17,6 @@ export {
   type HostResolver,
 } from './net.js';
 
-const DOC = 'beta-tasks-assets.md';
-
 // ---------------------------------------------------------------------------------------------------------------
 // Models (§2.1)
 
@@ -40,12 +38,12 @@ export function normalizeBetaModel(
   if (/filter-?off/i.test(name)) {
     return {
       ok: false,
-      message: `"${name}" is not accepted: filter-off models take no version suffix in any position; use gamma-video-2-0-filter-off or gamma-video-2-0-fast-filter-off (${DOC} §2.1 rule 2)`,
+      message: `"${name}" is not accepted: filter-off models take no version suffix in any position; use gamma-video-2-0-filter-off or gamma-video-2-0-fast-filter-off`,
     };
   }
   return {
     ok: false,
-    message: `"${name}" is not accepted: use a public model name (${BETA_MODELS.join(', ')}) or a dated upstream name (${Object.keys(BETA_DATED_MODELS).join(', ')}); short ids and aliases are refused (${DOC} §2.1)`,
+    message: `"${name}" is not accepted: use a public model name (${BETA_MODELS.join(', ')}) or a dated upstream name (${Object.keys(BETA_DATED_MODELS).join(', ')}); short ids and aliases are refused`,
   };
 }
 
@@ -159,26 +157,23 @@ export function toAssetRef(input: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Public addresses (§6 rule 3; also §2.6 "publicly downloadable")
 
-const CALLBACK_RULE = `callback_url must be a non-empty https URL whose host resolves to a public address (${DOC} §6)`;
+const CALLBACK_RULE = `callback_url must be a non-empty https URL whose host resolves to a public address`;
 
 /** The offline part of the callback_url rules (§6 rules 1-3); `NEEDS_DNS` when the host needs DNS. */
 export function callbackUrlProblemOffline(value: unknown): string | undefined | typeof NEEDS_DNS {
-  if (typeof value !== 'string') return `must be a string (${DOC} §6 rule 1)`;
+  if (typeof value !== 'string') return `must be a string`;
   const t = value.trim();
-  if (t === '') return `must not be empty after trimming (${DOC} §6 rule 1)`;
+  if (t === '') return `must not be empty after trimming`;
   let url: URL;
   try {
     url = new URL(t);
   } catch {
     return `"${t}" is not a URL; ${CALLBACK_RULE}`;
   }
-  if (url.protocol !== 'https:')
-    return `must use https, not ${url.protocol.replace(':', '')} (${DOC} §6 rule 2)`;
+  if (url.protocol !== 'https:') return `must use https, not ${url.protocol.replace(':', '')}`;
   const host = hostProblemOffline(url.hostname);
   if (host === NEEDS_DNS) return NEEDS_DNS;
-  return host !== undefined
-    ? `${host}; it must resolve to a publicly routable address (${DOC} §6 rule 3)`
-    : undefined;
+  return host !== undefined ? `${host}; it must resolve to a publicly routable address` : undefined;
 }
 
 /** All callback_url rules of §6, resolving the host with `resolve`. Undefined when the value passes. */
@@ -187,9 +182,7 @@ export async function callbackUrlProblem(value: unknown, resolve: HostResolver):
   if (offline !== NEEDS_DNS) return offline;
   const host = new URL((value as string).trim()).hostname;
   const p = await hostProblem(host, resolve);
-  return p !== undefined
-    ? `${p}; it must resolve to a publicly routable address (${DOC} §6 rule 3)`
-    : undefined;
+  return p !== undefined ? `${p}; it must resolve to a publicly routable address` : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -199,25 +192,25 @@ const mediaUrl = (type: string) =>
   z.looseObject(
     {
       url: z
-        .string({ error: `must be a string (${DOC} §2.4)` })
+        .string({ error: `must be a string` })
         .refine((u) => assetIdOf(u) !== undefined, {
-          message: `must be an asset reference asset://<Asset_Id> (Asset:// is accepted); media must first be uploaded to the asset library and be Active (${DOC} §2.4)`,
+          message: `must be an asset reference asset://<Asset_Id> (Asset:// is accepted); media must first be uploaded to the asset library and be Active`,
         })
         .transform(normalizeAssetUrl),
     },
-    { error: `must be an object {url} (${DOC} §2.4, ${type})` },
+    { error: `must be an object {url} (${type})` },
   );
 
 const roleOf = <T extends readonly [string, ...string[]]>(type: string, roles: T) =>
-  z.enum(roles, { error: `must be one of ${roles.join(', ')} for ${type} items (${DOC} §2.4)` }).optional();
+  z.enum(roles, { error: `must be one of ${roles.join(', ')} for ${type} items` }).optional();
 
 const contentItemSchema = z.discriminatedUnion(
   'type',
   [
     z.looseObject({
       type: z.literal('text'),
-      text: z.string({ error: `text items carry a string "text" (${DOC} §2.4)` }),
-      role: z.never({ error: `text items take no role (${DOC} §2.4)` }).optional(),
+      text: z.string({ error: `text items carry a string "text"` }),
+      role: z.never({ error: `text items take no role` }).optional(),
     }),
     z.looseObject({
       type: z.literal('image_url'),
@@ -238,14 +231,13 @@ const contentItemSchema = z.discriminatedUnion(
   {
     error: (iss) =>
       iss.code === 'invalid_union' || iss.code === 'invalid_type'
-        ? `must be an item whose type is text, image_url, video_url or audio_url (${DOC} §2.4)`
+        ? `must be an item whose type is text, image_url, video_url or audio_url`
         : undefined,
   },
 );
 export type BetaContentItem = z.infer<typeof contentItemSchema>;
 
-const bool = (field: string) =>
-  z.boolean({ error: `${field} must be true or false (${DOC} §2.4)` }).optional();
+const bool = (field: string) => z.boolean({ error: `${field} must be true or false` }).optional();
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 const int = (rule: string, min: number, max: number) =>
   z.custom<number>((v) => isInt(v) && v >= min && v <= max, { message: rule });
@@ -261,28 +253,24 @@ export function renameCallbackUrl(body: unknown): unknown {
 const createObject = z.looseObject(
   {
     // §2.4/§2.1: the public model name (dated names accepted); normalised separately, forwarded as given.
-    model: z
-      .string({ error: `model is required: a public model name (${DOC} §2.1)` })
-      .superRefine((m, ctx) => {
-        const n = normalizeBetaModel(m);
-        if (!n.ok) ctx.addIssue({ code: 'custom', message: n.message, params: { code: 'model_not_found' } });
-      }),
+    model: z.string({ error: `model is required: a public model name` }).superRefine((m, ctx) => {
+      const n = normalizeBetaModel(m);
+      if (!n.ok) ctx.addIssue({ code: 'custom', message: n.message, params: { code: 'model_not_found' } });
+    }),
     // §2.4: multimodal input; at least a prompt text or a reference asset.
     content: z.array(contentItemSchema, {
-      error: `content is required: an array of text, image_url, video_url and audio_url items (${DOC} §2.4)`,
+      error: `content is required: an array of text, image_url, video_url and audio_url items`,
     }),
     // §2.4/§8: 4 to 15 seconds or -1 (the model service chooses); §7 invalid_duration.
     duration: z
       .custom<number>((v) => v === -1 || (isInt(v) && v >= 4 && v <= 15), {
-        message: `must be an integer from 4 to 15, or -1 to let the model service choose (${DOC} §2.4, §8)`,
+        message: `must be an integer from 4 to 15, or -1 to let the model service choose`,
         params: { code: 'invalid_duration' },
       })
       .optional(),
-    ratio: z
-      .enum(BETA_RATIOS, { error: `must be one of ${BETA_RATIOS.join(', ')} (${DOC} §2.4)` })
-      .optional(),
+    ratio: z.enum(BETA_RATIOS, { error: `must be one of ${BETA_RATIOS.join(', ')}` }).optional(),
     resolution: z
-      .enum(BETA_RESOLUTIONS, { error: `must be one of ${BETA_RESOLUTIONS.join(', ')} (${DOC} §2.4)` })
+      .enum(BETA_RESOLUTIONS, { error: `must be one of ${BETA_RESOLUTIONS.join(', ')}` })
       .optional(),
     generate_audio: bool('generate_audio'),
     watermark: bool('watermark'),
@@ -290,14 +278,14 @@ const createObject = z.looseObject(
     draft: bool('draft'),
     // §2.4: integer seconds; the usual range (3600..259200) is only a warning, see betaTaskWarnings.
     execution_expires_after: int(
-      `must be a positive integer number of seconds (${DOC} §2.4)`,
+      `must be a positive integer number of seconds`,
       1,
       Number.MAX_SAFE_INTEGER,
     ).optional(),
     // §2.4/§8: queue priority 0 to 9.
-    priority: int(`must be an integer from 0 to 9 (${DOC} §2.4, §8)`, 0, 9).optional(),
-    safety_identifier: z.string({ error: `must be a string (${DOC} §2.4)` }).optional(),
-    service_tier: z.string({ error: `must be a string such as default or flex (${DOC} §2.4)` }).optional(),
+    priority: int(`must be an integer from 0 to 9`, 0, 9).optional(),
+    safety_identifier: z.string({ error: `must be a string` }).optional(),
+    service_tier: z.string({ error: `must be a string such as default or flex` }).optional(),
     // §6: non-empty after trimming, https, a public host (DNS part checked in prepareBetaTaskCreate).
     callback_url: z
       .unknown()
@@ -312,15 +300,13 @@ const createObject = z.looseObject(
     references: z
       .looseObject(
         {
-          audio: z
-            .array(z.unknown(), { error: `references.audio must be an array (${DOC} §2.4)` })
-            .optional(),
+          audio: z.array(z.unknown(), { error: `references.audio must be an array` }).optional(),
         },
-        { error: `references must be an object (${DOC} §2.4)` },
+        { error: `references must be an object` },
       )
       .optional(),
   },
-  { error: `the body must be a JSON object (${DOC} §2.4)` },
+  { error: `the body must be a JSON object` },
 );
 
 function crossFieldRules(b: z.infer<typeof createObject>, ctx: z.RefinementCtx): void {
@@ -335,7 +321,7 @@ function crossFieldRules(b: z.infer<typeof createObject>, ctx: z.RefinementCtx):
     ctx.addIssue({
       code: 'custom',
       path: ['content'],
-      message: `must hold at least a prompt text or a reference asset (${DOC} §2.4)`,
+      message: `must hold at least a prompt text or a reference asset`,
       params: { code: 'invalid_request' },
     });
   }
@@ -345,7 +331,7 @@ function crossFieldRules(b: z.infer<typeof createObject>, ctx: z.RefinementCtx):
     ctx.addIssue({
       code: 'custom',
       path: ['content'],
-      message: `holds ${videos} video_url items; at most ${BETA_MAX_REFERENCE_VIDEOS} reference videos (a join takes 2 to 3) (${DOC} §2.4, §8)`,
+      message: `holds ${videos} video_url items; at most ${BETA_MAX_REFERENCE_VIDEOS} reference videos (a join takes 2 to 3)`,
       params: { code: 'invalid_request' },
     });
   }
@@ -356,10 +342,10 @@ function crossFieldRules(b: z.infer<typeof createObject>, ctx: z.RefinementCtx):
       path: ['resolution'],
       message:
         b.resolution === '4k' && base === 'gamma-video-2-0'
-          ? `4k is offered only on gamma-video-2-0 (${DOC} §2.2)`
+          ? `4k is offered only on gamma-video-2-0`
           : b.resolution === '4k' && base !== 'gamma-video-2-0'
-            ? `${model} offers only 480p and 720p; 4k is offered only on gamma-video-2-0 (${DOC} §2.1, §2.2)`
-            : `${model} offers only 480p and 720p (${DOC} §2.1, §2.4)`,
+            ? `${model} offers only 480p and 720p; 4k is offered only on gamma-video-2-0`
+            : `${model} offers only 480p and 720p`,
     });
   }
   if (base === 'gamma-video-2-0-mini') {
@@ -368,7 +354,7 @@ function crossFieldRules(b: z.infer<typeof createObject>, ctx: z.RefinementCtx):
       ctx.addIssue({
         code: 'custom',
         path: ['references', 'audio'],
-        message: `gamma-video-2-0-mini takes no audio references (${DOC} §2.4 mini restrictions)`,
+        message: `gamma-video-2-0-mini takes no audio references`,
       });
     }
     const audioAt = b.content.findIndex((c) => c.type === 'audio_url');
@@ -376,21 +362,21 @@ function crossFieldRules(b: z.infer<typeof createObject>, ctx: z.RefinementCtx):
       ctx.addIssue({
         code: 'custom',
         path: ['content', audioAt, 'type'],
-        message: `gamma-video-2-0-mini takes no audio_url items (${DOC} §2.4 mini restrictions)`,
+        message: `gamma-video-2-0-mini takes no audio_url items`,
       });
     }
     if (b.service_tier === 'flex') {
       ctx.addIssue({
         code: 'custom',
         path: ['service_tier'],
-        message: `flex is rejected for gamma-video-2-0-mini (${DOC} §2.4 mini restrictions)`,
+        message: `flex is rejected for gamma-video-2-0-mini`,
       });
     }
     if (b.draft === true) {
       ctx.addIssue({
         code: 'custom',
         path: ['draft'],
-        message: `draft=true is rejected for gamma-video-2-0-mini (${DOC} §2.4 mini restrictions)`,
+        message: `draft=true is rejected for gamma-video-2-0-mini`,
       });
     }
   }
@@ -412,7 +398,7 @@ export function betaTaskWarnings(body: BetaTaskCreateParams): string[] {
   const e = body.execution_expires_after;
   if (e !== undefined && (e < BETA_EXPIRES_USUAL.min || e > BETA_EXPIRES_USUAL.max)) {
     out.push(
-      `execution_expires_after=${e} is outside the usual upstream range ${BETA_EXPIRES_USUAL.min} to ${BETA_EXPIRES_USUAL.max} seconds (${DOC} §2.4, §8); the service may refuse it`,
+      `execution_expires_after=${e} is outside the usual upstream range ${BETA_EXPIRES_USUAL.min} to ${BETA_EXPIRES_USUAL.max} seconds; the service may refuse it`,
     );
   }
   return out;
@@ -526,10 +512,10 @@ export function skuFor(body: Parameters<typeof skuCandidates>[0]): BetaSkuQuote 
 
 /** §4.1 list query parameters as gw sends them. */
 export const betaTaskListQuerySchema = z.object({
-  page_num: int(`must be an integer >= 1 (${DOC} §4.1, §8)`, 1, Number.MAX_SAFE_INTEGER).optional(),
-  page_size: int(`must be a positive integer (${DOC} §4.1)`, 1, Number.MAX_SAFE_INTEGER).optional(),
+  page_num: int(`must be an integer >= 1`, 1, Number.MAX_SAFE_INTEGER).optional(),
+  page_size: int(`must be a positive integer`, 1, Number.MAX_SAFE_INTEGER).optional(),
   'filter.status': z
-    .enum(BETA_TASK_STATUSES, { error: `must be one of ${BETA_TASK_STATUSES.join(', ')} (${DOC} §3, §4.1)` })
+    .enum(BETA_TASK_STATUSES, { error: `must be one of ${BETA_TASK_STATUSES.join(', ')}` })
     .optional(),
   'filter.model': z
     .string()
@@ -538,9 +524,7 @@ export const betaTaskListQuerySchema = z.object({
       if (!n.ok) ctx.addIssue({ code: 'custom', message: n.message });
     })
     .optional(),
-  'filter.task_ids': z
-    .array(z.string().min(1, { error: `task ids must not be empty (${DOC} §4.1)` }))
-    .optional(),
+  'filter.task_ids': z.array(z.string().min(1, { error: `task ids must not be empty` })).optional(),
 });
 export type BetaTaskListQuery = z.infer<typeof betaTaskListQuerySchema>;
 
@@ -691,19 +675,17 @@ export function quoteBetaTask(body: Record<string, unknown>): BetaQuote {
   const lines: string[] = [];
   if (one !== null) {
     lines.push(`sku: ${one.sku}`);
-    lines.push(
-      `price: ${price(one.price)} (${DOC} §2.3; ${one.reference === 'video' ? 'has a' : 'no'} video reference)`,
-    );
+    lines.push(`price: ${price(one.price)} (${one.reference === 'video' ? 'has a' : 'no'} video reference)`);
     if (isFilterOff(one.model)) {
-      lines.push(`billing: reuses the price of its normal counterpart; logs keep ${one.model} (§2.3)`);
+      lines.push(`billing: reuses the price of its normal counterpart; logs keep ${one.model}`);
     }
   } else if (candidates.length > 0) {
     lines.push(
       'sku: depends on the resolution the service picks (no resolution given; its default is not documented):',
     );
     for (const q of candidates) lines.push(`  ${q.sku}  ${price(q.price)}`);
-  } else lines.push(`sku: unknown (the model is not one of ${DOC} §2.1)`);
-  if (size !== undefined) lines.push(`size: ${size}, 10-bit H.265 (${DOC} §2.2)`);
+  } else lines.push(`sku: unknown (the model is not one of the documented models)`);
+  if (size !== undefined) lines.push(`size: ${size}, 10-bit H.265`);
   return {
     sku: one,
     candidates,

@@ -7,7 +7,7 @@
 export const ERROR_HINTS: Readonly<Record<string, string>> = {
   // common.md §7
   model_not_found:
-    'run `gw models` to see the models this token can use; a model may be invisible because of the token, the channel model configuration or the upstream account entitlement (common.md §5)',
+    'run `gw models` to see the models this token can use; a model may be invisible because of the token, the channel model configuration or the upstream account entitlement',
   invalid_duration:
     'fix the value: video seconds must be 2 to 15 (3 minimum for clip-1.x); beta duration 4 to 15 or -1',
   invalid_resolution: 'fix the value: video resolution must be 720p or 1080p',
@@ -31,9 +31,8 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   '1002': 'the token was refused: check GW_TOKEN or run `gw login`',
   '1102': 'the resource pack is exhausted; ask the gateway administrator',
   '1103': 'no permission for this model or resource; ask the gateway administrator',
-  '1200': 'the request is invalid: check the body against alpha-image2video.md §2.1',
-  '1201':
-    'a parameter is invalid: check the field named in the message against alpha-image2video.md §2.1 and §4',
+  '1200': 'the request is invalid: check the body against `gw alpha i2v --help`',
+  '1201': 'a parameter is invalid: check the field named in the message against `gw alpha i2v --help`',
   '1203': 'the model was not found or is not visible to this token: run `gw models`',
   '1301': 'the content was refused by the safety review; change the prompt or the image',
   '1302': 'rate limited: retry later',
@@ -46,7 +45,7 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
 export function hintForStatus(status: number): string | undefined {
   if (status === 401) return 'the token was refused: check GW_TOKEN or run `gw login`';
   if (status === 403)
-    return 'the token may not use this resource: an upstream permission error means the model is not enabled or the quota is short (common.md §7); ask the administrator';
+    return 'the token may not use this resource: an upstream permission error means the model is not enabled or the quota is short; ask the administrator';
   if (status === 429) return 'rate limited: retry later';
   return undefined;
 }

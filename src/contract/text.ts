@@ -9,18 +9,14 @@
 import { NEEDS_DNS, bareHost, hostProblemOffline } from './net.js';
 import * as z from 'zod';
 
-const S22 = 'common.md §2.2';
-
 /** A zod error callback: "is required" when the field is missing, `otherwise` for a value of the wrong type. */
 function need(otherwise: string): (iss: { input: unknown }) => string {
-  return (iss) => (iss.input === undefined ? `is required (${S22})` : otherwise);
+  return (iss) => (iss.input === undefined ? `is required` : otherwise);
 }
 
 /** A non-empty string field. */
 function text(what = 'a string'): z.ZodString {
-  return z
-    .string({ error: need(`must be ${what} (${S22})`) })
-    .min(1, { error: `must not be empty (${S22})` });
+  return z.string({ error: need(`must be ${what}`) }).min(1, { error: `must not be empty` });
 }
 
 /** `model`: a public model name (common.md §2.2, §9: names returned by GET /v1/models). */
@@ -34,7 +30,7 @@ function positiveInt(rule: string): z.ZodInt {
 }
 
 /** `stream`: a boolean (common.md §2.2). */
-const streamField = z.boolean({ error: `must be a boolean (${S22})` }).optional();
+const streamField = z.boolean({ error: `must be a boolean` }).optional();
 
 /**
  * True when `url` is an https URL whose host can be publicly reachable: not localhost, not a single-label
@@ -68,7 +64,7 @@ function stringOrArray<T extends z.ZodType>(
   return z.unknown().superRefine((v, ctx) => {
     if (typeof v === 'string') return;
     if (!Array.isArray(v)) {
-      ctx.addIssue({ code: 'custom', message: v === undefined ? `is required (${S22})` : message });
+      ctx.addIssue({ code: 'custom', message: v === undefined ? `is required` : message });
       return;
     }
     v.forEach((el, i) => {
@@ -95,13 +91,13 @@ function publicHttpsUrl(rule: string): z.ZodString {
 /** One content part of a chat message: `{type:'text', text}` or `{type:'image_url', image_url:{url}}`. */
 export const chatContentPartSchema = z
   .looseObject({
-    type: z.enum(['text', 'image_url'], { error: `must be 'text' or 'image_url' (${S22})` }),
+    type: z.enum(['text', 'image_url'], { error: `must be 'text' or 'image_url'` }),
     text: z.unknown().optional(),
     image_url: z.unknown().optional(),
   })
   .superRefine((part, ctx) => {
     if (part.type === 'text' && typeof part.text !== 'string') {
-      ctx.addIssue({ code: 'custom', path: ['text'], message: `must be a string (${S22}: text part)` });
+      ctx.addIssue({ code: 'custom', path: ['text'], message: `must be a string (text part)` });
     }
     if (part.type === 'image_url') {
       const img = part.image_url as { url?: unknown } | null | undefined;
@@ -109,13 +105,11 @@ export const chatContentPartSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['image_url'],
-          message: `must be an object {url} (${S22}: image_url part)`,
+          message: `must be an object {url} (image_url part)`,
         });
         return;
       }
-      const r = publicHttpsUrl(
-        'common.md §4 rule 4: non-public image URLs are outside the contract',
-      ).safeParse(img.url);
+      const r = publicHttpsUrl('non-public image URLs are outside the contract').safeParse(img.url);
       if (!r.success) {
         ctx.addIssue({
           code: 'custom',
@@ -131,7 +125,7 @@ export const chatMessageSchema = z.looseObject({
   role: text(),
   content: stringOrArray(
     chatContentPartSchema,
-    `must be a string or an array of {type:'text'|'image_url'} parts (${S22})`,
+    `must be a string or an array of {type:'text'|'image_url'} parts`,
   ),
 });
 
@@ -139,8 +133,8 @@ export const chatMessageSchema = z.looseObject({
 export const chatCreateParamsSchema = z.looseObject({
   model: modelField,
   messages: z
-    .array(chatMessageSchema, { error: need(`must be an array of {role, content} (${S22})`) })
-    .min(1, { error: `must hold at least one message (${S22})` }),
+    .array(chatMessageSchema, { error: need(`must be an array of {role, content}`) })
+    .min(1, { error: `must hold at least one message` }),
   stream: streamField,
   max_tokens: positiveInt('chat max_tokens of the public API').optional(),
 });
@@ -154,10 +148,10 @@ export const responseInputItemSchema = z.looseObject({
   role: text(),
   content: z.array(
     z.looseObject({
-      type: z.literal('input_text', { error: `must be 'input_text' (${S22}: responses content)` }),
-      text: z.string({ error: need(`must be a string (${S22})`) }),
+      type: z.literal('input_text', { error: `must be 'input_text' (responses content)` }),
+      text: z.string({ error: need(`must be a string`) }),
     }),
-    { error: need(`must be an array of {type:'input_text', text} parts (${S22})`) },
+    { error: need(`must be an array of {type:'input_text', text} parts`) },
   ),
 });
 
@@ -165,8 +159,8 @@ export const responseInputItemSchema = z.looseObject({
 export const responseCreateParamsSchema = z.looseObject({
   model: modelField,
   input: z
-    .array(responseInputItemSchema, { error: need(`must be an array of {role, content} items (${S22})`) })
-    .min(1, { error: `must hold at least one item (${S22})` }),
+    .array(responseInputItemSchema, { error: need(`must be an array of {role, content} items`) })
+    .min(1, { error: `must hold at least one item` }),
   stream: streamField,
 });
 export type ResponseCreateParams = z.input<typeof responseCreateParamsSchema>;
@@ -181,22 +175,22 @@ const messageBlockSchema = z.looseObject({
 /** One messages-style message `{role, content}`; content is a string or an array of typed blocks. */
 export const messageParamSchema = z.looseObject({
   role: text(),
-  content: stringOrArray(messageBlockSchema, `must be a string or an array of {type, …} blocks (${S22})`),
+  content: stringOrArray(messageBlockSchema, `must be a string or an array of {type, …} blocks`),
 });
 
 /** `POST /v1/messages` body. `thinking`, tool fields and `cache_control` pass through unchecked. */
 export const messageCreateParamsSchema = z.looseObject({
   model: modelField,
-  max_tokens: positiveInt(`${S22}: messages max_tokens`),
+  max_tokens: positiveInt(`messages max_tokens`),
   messages: z
-    .array(messageParamSchema, { error: need(`must be an array of {role, content} (${S22})`) })
-    .min(1, { error: `must hold at least one message (${S22})` }),
+    .array(messageParamSchema, { error: need(`must be an array of {role, content}`) })
+    .min(1, { error: `must hold at least one message` }),
   system: stringOrArray(
     z.looseObject({
-      type: z.literal('text', { error: `must be 'text' (${S22}: system blocks)` }),
-      text: z.string({ error: `must be a string (${S22})` }),
+      type: z.literal('text', { error: `must be 'text' (system blocks)` }),
+      text: z.string({ error: `must be a string` }),
     }),
-    `must be a string or an array of {type:'text', text} blocks (${S22})`,
+    `must be a string or an array of {type:'text', text} blocks`,
   ).optional(),
   stream: streamField,
 });
@@ -209,10 +203,10 @@ export type MessageCreateParams = z.input<typeof messageCreateParamsSchema>;
 export const embeddingCreateParamsSchema = z.looseObject({
   model: modelField,
   input: z
-    .array(z.string({ error: `must be a string (${S22}: input is an array of strings)` }), {
-      error: need(`must be an array of strings (${S22})`),
+    .array(z.string({ error: `must be a string (input is an array of strings)` }), {
+      error: need(`must be an array of strings`),
     })
-    .min(1, { error: `must hold at least one string (${S22})` }),
+    .min(1, { error: `must hold at least one string` }),
   encoding_format: z
     .enum(['float', 'base64'], { error: "must be 'float' or 'base64' (OpenAI embeddings)" })
     .optional(),
@@ -222,7 +216,7 @@ export type EmbeddingCreateParams = z.input<typeof embeddingCreateParamsSchema>;
 // ---------------------------------------------------------------------------------------------------------------
 // images (common.md §2.2; allowed sizes and maximum n: not shown, §8)
 
-const SIZE_RULE = `must be <width>x<height> with positive integers, e.g. 1024x1024 (${S22})`;
+const SIZE_RULE = `must be <width>x<height> with positive integers, e.g. 1024x1024`;
 
 /** Parses `1024x768` into numbers; undefined when it is not `<width>x<height>` of positive integers. */
 export function parseImageSize(size: string): { width: number; height: number } | undefined {
@@ -238,8 +232,8 @@ const imageCommon = {
     .string({ error: SIZE_RULE })
     .refine((s) => parseImageSize(s) !== undefined, { error: SIZE_RULE })
     .optional(),
-  response_format: z.enum(['url', 'b64_json'], { error: `must be 'url' or 'b64_json' (${S22})` }).optional(),
-  n: positiveInt(`${S22}: n is an integer`).optional(),
+  response_format: z.enum(['url', 'b64_json'], { error: `must be 'url' or 'b64_json'` }).optional(),
+  n: positiveInt(`n is an integer`).optional(),
 };
 
 /** `POST /v1/images/generations` body. */
@@ -255,11 +249,11 @@ export const imageEditShapeSchema = z.looseObject({
   images: z
     .array(
       z.looseObject({
-        image_url: z.string({ error: need(`must be a URL string (${S22}: images[] = {image_url})`) }),
+        image_url: z.string({ error: need(`must be a URL string (images[] = {image_url})`) }),
       }),
-      { error: need(`must be an array of {image_url: <https url>} (${S22})`) },
+      { error: need(`must be an array of {image_url: <https url>}`) },
     )
-    .min(1, { error: `must hold at least one {image_url} (${S22})` }),
+    .min(1, { error: `must hold at least one {image_url}` }),
 });
 
 /** `POST /v1/images/edits` body as gw sends it: every `image_url` must be a public https URL (§4 rule 3). */
@@ -268,11 +262,11 @@ export const imageEditParamsSchema = z.looseObject({
   images: z
     .array(
       z.looseObject({
-        image_url: publicHttpsUrl('common.md §4 rule 3: image edit input URLs must be publicly reachable'),
+        image_url: publicHttpsUrl('image edit input URLs must be publicly reachable'),
       }),
-      { error: need(`must be an array of {image_url: <https url>} (${S22})`) },
+      { error: need(`must be an array of {image_url: <https url>}`) },
     )
-    .min(1, { error: `must hold at least one {image_url} (${S22})` }),
+    .min(1, { error: `must hold at least one {image_url}` }),
 });
 export type ImageEditParams = z.input<typeof imageEditParamsSchema>;
 

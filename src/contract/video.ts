@@ -262,8 +262,6 @@ export function referenceItems(value: unknown): ReferenceItem[] {
 // ---------------------------------------------------------------------------------------------------------
 // The create body (common.md §2.3)
 
-const ref = (section: string): string => `(common.md ${section})`;
-
 /** A reference value as the wire carries it: string, object or array (common.md §2.3). */
 const referenceValue = z.union([
   z.string(),
@@ -284,19 +282,19 @@ export const videoCreateSchema = z
       model: z.custom<VideoModel>(
         (v) => typeof v === 'string' && (VIDEO_MODELS as readonly string[]).includes(v),
         {
-          message: `must be one of the video models of common.md §2.3: ${VIDEO_MODELS.join(', ')}`,
+          message: `must be one of the video models: ${VIDEO_MODELS.join(', ')}`,
           params: { code: 'model_not_found' },
         },
       ),
       // common.md §2.3: description of the video
-      prompt: z.string({ error: `must be a string ${ref('§2.3')}` }).optional(),
+      prompt: z.string({ error: `must be a string` }).optional(),
       // common.md §2.3: integer seconds 2..15 (clip-1.x >= 3 is checked below)
       seconds: z
         .custom<number>(
           (v) =>
             typeof v === 'number' && Number.isInteger(v) && v >= VIDEO_SECONDS_MIN && v <= VIDEO_SECONDS_MAX,
           {
-            message: `must be an integer from ${VIDEO_SECONDS_MIN} to ${VIDEO_SECONDS_MAX} ${ref('§2.3')}`,
+            message: `must be an integer from ${VIDEO_SECONDS_MIN} to ${VIDEO_SECONDS_MAX}`,
             params: { code: 'invalid_duration' },
           },
         )
@@ -304,14 +302,14 @@ export const videoCreateSchema = z
       // common.md §2.3: 720p or 1080p only
       resolution: z
         .custom<VideoResolution>((v) => v === '720p' || v === '1080p', {
-          message: `must be 720p or 1080p ${ref('§2.3')}`,
+          message: `must be 720p or 1080p`,
           params: { code: 'invalid_resolution' },
         })
         .optional(),
       // common.md §2.3/§7: a JSON number (a numeric string is rejected) within 0..2147483647
       seed: z
         .custom<number>((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= SEED_MAX, {
-          message: `must be a JSON integer from 0 to ${SEED_MAX}, not a string ${ref('§2.3, §7')}`,
+          message: `must be a JSON integer from 0 to ${SEED_MAX}, not a string`,
           params: { code: 'invalid_seed' },
         })
         .optional(),
@@ -323,14 +321,16 @@ export const videoCreateSchema = z
       references: z
         .strictObject({
           video: z
-            .array(z.string(), { error: `references.video must be an array of URL strings ${ref('§2.3')}` })
+            .array(z.string(), { error: `references.video must be an array of URL strings` })
             .optional(),
         })
         .optional(),
     },
     {
       error: (iss) =>
-        iss.code === 'unrecognized_keys' ? `fields not in common.md §2.3: ${iss.keys.join(', ')}` : undefined,
+        iss.code === 'unrecognized_keys'
+          ? `fields the video API does not take: ${iss.keys.join(', ')}`
+          : undefined,
     },
   )
   .superRefine((body, ctx) => {
@@ -345,11 +345,7 @@ export const videoCreateSchema = z
       body.model.startsWith('clip-1.') &&
       body.seconds < CLIP_SECONDS_MIN
     ) {
-      issue(
-        ['seconds'],
-        `must be at least ${CLIP_SECONDS_MIN} for the clip-1.x series ${ref('§2.3, §7')}`,
-        'invalid_duration',
-      );
+      issue(['seconds'], `must be at least ${CLIP_SECONDS_MIN} for the clip-1.x series`, 'invalid_duration');
     }
     const m = body.model;
     const refs = referenceItems(body.input_reference);
@@ -358,17 +354,13 @@ export const videoCreateSchema = z
 
     // Which fields the model accepts at all.
     if (body.input_reference !== undefined && rule.inputReference.length === 0) {
-      issue(
-        ['input_reference'],
-        `${m} takes no reference input (text only) ${ref('§2.3')}`,
-        'invalid_reference',
-      );
+      issue(['input_reference'], `${m} takes no reference input (text only)`, 'invalid_reference');
       return;
     }
     if (inputImage !== undefined && !rule.inputImage) {
       issue(
         ['input_image'],
-        `${m} does not accept input_image; it takes ${rule.mapping} ${ref('§2.3')}`,
+        `${m} does not accept input_image; it takes ${rule.mapping}`,
         'invalid_reference',
       );
       return;
@@ -376,7 +368,7 @@ export const videoCreateSchema = z
     if (body.references?.video !== undefined && !rule.referencesVideo) {
       issue(
         ['references', 'video'],
-        `${m} does not accept references.video; it takes ${rule.mapping} ${ref('§2.3')}`,
+        `${m} does not accept references.video; it takes ${rule.mapping}`,
         'invalid_reference',
       );
       return;
@@ -386,18 +378,14 @@ export const videoCreateSchema = z
     for (const [i, it] of refs.entries()) {
       const path = Array.isArray(body.input_reference) ? ['input_reference', i] : ['input_reference'];
       if (it.url === undefined) {
-        issue(
-          path,
-          `must be a URL string or an object {image_url: <https url>} ${ref('§2.3')}`,
-          'invalid_reference',
-        );
+        issue(path, `must be a URL string or an object {image_url: <https url>}`, 'invalid_reference');
         return;
       }
       if (it.kind === 'video') {
         if (!rule.inputReference.includes('video')) {
           issue(
             path,
-            `${m} takes only images in input_reference, not the video ${it.url} ${ref('§2.3')}`,
+            `${m} takes only images in input_reference, not the video ${it.url}`,
             'invalid_reference',
           );
           return;
@@ -405,35 +393,23 @@ export const videoCreateSchema = z
         if (rule.videoFirstOnly === true && i > 0) {
           issue(
             path,
-            `${m}: only the first item may be a video (it becomes the first clip) ${ref('§2.3')}`,
+            `${m}: only the first item may be a video (it becomes the first clip)`,
             'invalid_reference',
           );
           return;
         }
         if (!isHttpUrl(it.url)) {
-          issue(
-            path,
-            `video URL must be an http(s) address reachable by the upstream ${ref('§2.3')}`,
-            'invalid_reference',
-          );
+          issue(path, `video URL must be an http(s) address reachable by the upstream`, 'invalid_reference');
           return;
         }
       } else if (!isHttpsUrl(it.url)) {
-        issue(
-          path,
-          `image URL must be a public https address ${ref('§2.3, §4 rule 4')}`,
-          'invalid_reference',
-        );
+        issue(path, `image URL must be a public https address`, 'invalid_reference');
         return;
       }
     }
     if (inputImage !== undefined) {
       if (inputImage.url === undefined || !isHttpsUrl(inputImage.url) || inputImage.kind === 'video') {
-        issue(
-          ['input_image'],
-          `must be a public https image URL ${ref('§2.3, §4 rule 4')}`,
-          'invalid_reference',
-        );
+        issue(['input_image'], `must be a public https image URL`, 'invalid_reference');
         return;
       }
     }
@@ -441,7 +417,7 @@ export const videoCreateSchema = z
       if (!isHttpUrl(url) || !isVideoUrl(url)) {
         issue(
           ['references', 'video', i],
-          `must be an http(s) video URL ending in .mp4 or .mov ${ref('§2.3')}`,
+          `must be an http(s) video URL ending in .mp4 or .mov`,
           'invalid_reference',
         );
         return;
@@ -452,21 +428,17 @@ export const videoCreateSchema = z
     const images = refs.filter((r) => r.kind === 'image').length + (inputImage !== undefined ? 1 : 0);
     if (rule.images?.max !== undefined && images > rule.images.max) {
       const path = inputImage !== undefined && refs.length > 0 ? ['input_image'] : ['input_reference'];
-      issue(path, `${m} takes ${rule.mapping} (got ${images}) ${ref('§2.3')}`, 'invalid_reference');
+      issue(path, `${m} takes ${rule.mapping} (got ${images})`, 'invalid_reference');
       return;
     }
     if (rule.images?.min !== undefined && images < rule.images.min) {
-      issue(
-        ['input_reference'],
-        `${m} needs a first-frame image: ${rule.mapping} ${ref('§2.3')}`,
-        'invalid_reference',
-      );
+      issue(['input_reference'], `${m} needs a first-frame image: ${rule.mapping}`, 'invalid_reference');
       return;
     }
     if (rule.needsVideo === true && videos.length === 0) {
       issue(
         ['references', 'video'],
-        `${m} needs at least one video in references.video: ${rule.mapping} ${ref('§2.3')}`,
+        `${m} needs at least one video in references.video: ${rule.mapping}`,
         'invalid_reference',
       );
       return;
@@ -475,11 +447,7 @@ export const videoCreateSchema = z
       rule.needsReference === true &&
       refs.length + videos.length + (inputImage !== undefined ? 1 : 0) === 0
     ) {
-      issue(
-        ['input_reference'],
-        `${m} needs reference input: ${rule.mapping} ${ref('§2.3')}`,
-        'invalid_reference',
-      );
+      issue(['input_reference'], `${m} needs reference input: ${rule.mapping}`, 'invalid_reference');
     }
   });
 
@@ -500,9 +468,7 @@ export function videoCreateWarnings(body: VideoCreateParams): string[] {
   if (rec !== undefined) {
     const n = referenceItems(body.input_reference).filter((r) => r.kind === 'image').length;
     if (n < rec.min || n > rec.max) {
-      out.push(
-        `${body.model}: ${rec.min} to ${rec.max} reference images are recommended, got ${n} (common.md §2.3, §8)`,
-      );
+      out.push(`${body.model}: ${rec.min} to ${rec.max} reference images are recommended, got ${n}`);
     }
   }
   return out;
@@ -514,7 +480,7 @@ export function videoCreateWarnings(body: VideoCreateParams): string[] {
 const recordShape = {
   video_id: z.string().optional(),
   id: z.string().optional(),
-  status: z.string({ error: 'the video record carries no status (common.md §3)' }),
+  status: z.string({ error: 'the video record carries no status' }),
   model: z.string().optional(),
   expires_at: z.union([z.number(), z.string(), z.null()]).optional(),
   error: z.unknown().optional(),
@@ -529,7 +495,7 @@ function withVideoId<T extends { video_id?: string | undefined; id?: string | un
     ctx.addIssue({
       code: 'custom',
       path: ['video_id'],
-      message: 'the answer carries no video_id (common.md §4)',
+      message: 'the answer carries no video_id',
     });
     return z.NEVER;
   }

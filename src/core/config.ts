@@ -15,12 +15,27 @@ export interface ProbeSettings {
   embeddingModel?: string;
 }
 
+/** The kinds of command a profile can name a default model for (`gw config set defaults.chat …`). */
+export const DEFAULT_MODEL_KINDS = [
+  'chat',
+  'responses',
+  'messages',
+  'embed',
+  'image',
+  'video',
+  'i2v',
+  'beta',
+] as const;
+export type DefaultModelKind = (typeof DEFAULT_MODEL_KINDS)[number];
+
 /** One named profile. */
 export interface Profile {
   baseUrl?: string;
   token?: string;
   timeout?: string;
   probe?: ProbeSettings;
+  /** Models used when `-m` is omitted. */
+  defaults?: Partial<Record<DefaultModelKind, string>>;
 }
 
 interface ConfigShape {
@@ -39,8 +54,13 @@ export const CONFIG_KEYS = [
   'probe.messagesModel',
   'probe.videoModel',
   'probe.embeddingModel',
+  ...DEFAULT_MODEL_KINDS.map((k) => `defaults.${k}` as const),
 ] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
+
+function defaultsKind(key: ConfigKey): DefaultModelKind | undefined {
+  return key.startsWith('defaults.') ? (key.slice('defaults.'.length) as DefaultModelKind) : undefined;
+}
 
 /** Checks that `key` is one gw knows. */
 export function assertConfigKey(key: string): asserts key is ConfigKey {
@@ -104,7 +124,10 @@ export class ConfigStore {
   /** Sets a key in a profile. */
   set(profile: string, key: ConfigKey, value: string): void {
     const p: Profile = structuredClone(this.profile(profile));
-    if (key.startsWith('probe.')) {
+    const kind = defaultsKind(key);
+    if (kind !== undefined) {
+      p.defaults = { ...p.defaults, [kind]: value };
+    } else if (key.startsWith('probe.')) {
       const sub = key.slice('probe.'.length) as keyof ProbeSettings;
       const probe: ProbeSettings = { ...p.probe };
       if (sub === 'models')
@@ -123,7 +146,10 @@ export class ConfigStore {
   /** Removes a key from a profile. */
   unset(profile: string, key: ConfigKey): void {
     const p: Profile = structuredClone(this.profile(profile));
-    if (key.startsWith('probe.')) {
+    const kind = defaultsKind(key);
+    if (kind !== undefined) {
+      if (p.defaults) delete p.defaults[kind];
+    } else if (key.startsWith('probe.')) {
       if (p.probe) delete p.probe[key.slice('probe.'.length) as keyof ProbeSettings];
     } else {
       delete p[key as 'baseUrl' | 'token' | 'timeout'];
@@ -134,6 +160,8 @@ export class ConfigStore {
   /** Reads a key of a profile as text. */
   get(profile: string, key: ConfigKey): string | undefined {
     const p = this.profile(profile);
+    const kind = defaultsKind(key);
+    if (kind !== undefined) return p.defaults?.[kind];
     if (key.startsWith('probe.')) {
       const v = p.probe?.[key.slice('probe.'.length) as keyof ProbeSettings];
       return Array.isArray(v) ? v.join(',') : v;

@@ -148,11 +148,14 @@ async function expectRejection(
     const header = ctx.exchanges().at(-1)?.requestId;
     const problems = errorShapeProblems(e.body, header);
     if (problems.length > 0) {
-      return fail(`${e.status} ${code}, but the body breaks common.md §2.4: ${problems.join('; ')}`, {
-        requestId: e.requestId,
-      });
+      return fail(
+        `${e.status} ${code}, but the error body breaks the documented shape: ${problems.join('; ')}`,
+        {
+          requestId: e.requestId,
+        },
+      );
     }
-    return pass(`${e.status} ${code} with a §2.4 body (request_id matches the header)`, {
+    return pass(`${e.status} ${code} with a documented error body (request_id matches the header)`, {
       requestId: header ?? e.requestId,
     });
   }
@@ -175,7 +178,7 @@ const modelsCheck: Check = {
     const missing = ctx.plan.models.filter((m) => !visible.has(m));
     if (missing.length > 0) {
       return fail(
-        `not listed: ${missing.join(', ')} (${visible.size} visible); a model is invisible because of the token's permissions, the channel model configuration or the upstream account entitlement (common.md §5)`,
+        `not listed: ${missing.join(', ')} (${visible.size} visible); a model is invisible because of the token's permissions, the channel model configuration or the upstream account entitlement`,
         { requestId: res.requestId, data: { visible: visible.size, missing } },
       );
     }
@@ -396,7 +399,7 @@ const videoCheck: Check = {
 
 const modelNotFoundCheck: Check = {
   id: 'model-not-found',
-  title: 'unknown model → model_not_found, §2.4 error body',
+  title: 'unknown model → model_not_found, documented error body',
   extended: true,
   family: 'text',
   load: chatApi,

@@ -29,6 +29,11 @@ export async function printTable(out: Output, r: ProbeReport): Promise<void> {
     r.checks.map((c) => [c.id, WORD[c.status], latencyCell(c), c.requestId ?? '', c.detail]),
   );
   out.line(summaryLine(r));
+  const classes = new Map<string, number>();
+  for (const c of r.checks) if (c.class !== undefined) classes.set(c.class, (classes.get(c.class) ?? 0) + 1);
+  if (classes.size > 0) {
+    out.line(`by cause: ${[...classes].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+  }
   for (const c of r.checks) {
     if (c.status === 'fail' && c.error?.hint !== undefined) out.line(`hint (${c.id}): ${c.error.hint}`);
   }

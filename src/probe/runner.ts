@@ -51,6 +51,15 @@ export interface CheckRecord {
   detail: string;
   error?: CheckError;
   data?: Record<string, unknown>;
+  /** `--all-models` rows: the check kind of the row (e.g. `chat-stream`), its model and the model's kind. */
+  check?: string;
+  model?: string;
+  kind?: string;
+  /** Why a check failed when it is not the model's fault: `auth`, `quota`, `rate-limit`, `timeout`; `model` for
+   * a model that is broken; `unknown-kind` for a model not probed. */
+  class?: string;
+  /** The SLO verdict (with --slo / --warn-slo). */
+  slo?: { verdict: 'pass' | 'degraded' | 'failed'; missed: string[] };
 }
 
 /** The whole report (`gw probe --json` prints it as one document). */
@@ -61,6 +70,8 @@ export interface ProbeReport {
   durationMs: number;
   checks: CheckRecord[];
   summary: { passed: number; failed: number; warned: number; skipped: number };
+  /** The SLO bounds applied, in milliseconds (with --slo / --warn-slo). */
+  slo?: { fail?: Record<string, number>; warn?: Record<string, number> };
 }
 
 /** The models the probe plans to use, per role, and the full list the `models` check expects. */
@@ -245,7 +256,7 @@ export function finalize(
   const missing = answered.find((x) => x.requestId === undefined);
   if (missing !== undefined && rec.status !== 'skip') {
     rec.status = 'fail';
-    rec.detail = `${missing.method} ${missing.path.replace(/\?.*$/, '')} answered ${missing.status} without an X-Gateway-Request-Id header (common.md §1)`;
+    rec.detail = `${missing.method} ${missing.path.replace(/\?.*$/, '')} answered ${missing.status} without an X-Gateway-Request-Id header`;
     return rec;
   }
   if (rec.status === 'pass' && isBurst(outcome.stream)) {
@@ -254,6 +265,14 @@ export function finalize(
     rec.detail = `all ${t.chunks} chunks arrived in one burst (first at ${Math.round(t.firstMs)}ms, last at ${Math.round(t.lastMs)}ms): a proxy may be buffering the stream`;
   }
   return rec;
+}
+
+/** Sets each checklist record's `model` to the planned model its check used (metrics and history label by it). */
+export function labelModels(report: ProbeReport, plan: ProbePlan): void {
+  for (const rec of report.checks) {
+    const needs = CHECKS.find((c) => c.id === rec.id)?.needs;
+    if (rec.model === undefined && needs !== undefined) rec.model = plan[needs];
+  }
 }
 
 /** Counts statuses. */
@@ -268,7 +287,8 @@ export function summarize(records: readonly CheckRecord[]): ProbeReport['summary
  */
 export function exitCodeOf(report: ProbeReport): number {
   if (report.summary.failed === 0) return 0;
-  return report.checks.some((c) => c.error?.status === 401) ? 3 : 1;
+  // An --all-models row's 401 concerns that model's channel; only the checklist's (or the model list's) is the token.
+  return report.checks.some((c) => c.check === undefined && c.error?.status === 401) ? 3 : 1;
 }
 
 /** Longest the other checks wait for the first answer to a slow check before they start anyway (ms). */

@@ -14,6 +14,8 @@ export interface ProbeSim {
   token: string;
   /** Resolves once the routes of `family` answer. */
   ready(family: CheckFamily): Promise<void>;
+  /** Forgets the requests logged so far (a watch runs for days against it). */
+  clearLog?(): void;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,9 @@ export async function loadProbeSim(): Promise<ProbeSimCode> {
           text ??= import('../sim/routes/text.js').then((m) => m.registerTextRoutes(handle.sim));
           return text;
         },
+        clearLog: () => {
+          handle.requests.length = 0;
+        },
         close: () => handle.close(),
       };
     },
@@ -60,4 +65,37 @@ export async function loadProbeSim(): Promise<ProbeSimCode> {
 /** Starts the probe's simulator with demo-fast video timings. */
 export async function startProbeSim(): Promise<ProbeSim> {
   return (await loadProbeSim()).start();
+}
+
+/**
+ * Extra models the `--all-models --sim` simulator lists besides the documents' names, so every kind has a row:
+ * a responses-only model, a messages-only model and a reasoning chat model.
+ */
+export const PROBE_SIM_EXTRA_MODELS = {
+  'codex-mini-sim': 'responses',
+  'claude-sim-4': 'messages',
+  'qwq-sim-reasoner': 'chat',
+} as const;
+
+/** A simulator with every route family and the extra models of every kind (`gw probe --all-models --sim`). */
+export async function startFullProbeSim(): Promise<ProbeSim> {
+  const [{ startSim }, { DEFAULT_SIM_TOKEN }] = await Promise.all([
+    import('../sim/server.js'),
+    import('../sim/config.js'),
+  ]);
+  const handle = await startSim({
+    port: 0,
+    host: '127.0.0.1',
+    timings: { videoQueuedMs: 200, videoRunningMs: 600, betaQueuedMs: 200, betaRunningMs: 600 },
+    extraModels: { ...PROBE_SIM_EXTRA_MODELS },
+  });
+  return {
+    baseUrl: handle.baseUrl,
+    token: DEFAULT_SIM_TOKEN,
+    ready: () => Promise.resolve(),
+    clearLog: () => {
+      handle.requests.length = 0;
+    },
+    close: () => handle.close(),
+  };
 }

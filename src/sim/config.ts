@@ -45,7 +45,12 @@ export interface FaultRule {
   times?: number;
   /** Probability per request in [0,1] (seeded, deterministic). Default 1. */
   probability?: number;
+  /** Only requests whose body names this model (`model`, or alpha's `model_name`). */
+  model?: string;
 }
+
+/** Request kinds an extra model serves (`extraModels`): `chat` also serves responses and messages. */
+export type SimModelKind = 'chat' | 'responses' | 'messages' | 'embeddings' | 'image' | 'image-edit';
 
 /** Timings of the state machines, in milliseconds. */
 export interface SimTimings {
@@ -83,6 +88,10 @@ export interface SimConfig {
   rateLimit?: SimRateLimit | undefined;
   /** beta §2.1 rule 4 / §7: filter-off models lack an exact version mapping → 503 model_mapping_required (default off). */
   betaFilterOffUnmapped?: boolean;
+  /** Models beyond the documents' names, listed by `GET /v1/models` (to tokens that see them) and served by kind. */
+  extraModels?: Record<string, SimModelKind>;
+  /** Models listed by `GET /v1/models` that answer 404 `model_not_found` everywhere (a channel misconfiguration). */
+  misconfiguredModels?: string[];
   /** Capacity model of the text routes (src/sim/capacity.ts); off when absent. */
   capacity?: SimCapacity;
 }

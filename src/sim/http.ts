@@ -23,6 +23,8 @@ export interface SimRequest {
   /** False when the account has not opened that service of the second family (beta §7, 503). */
   hasOpened(service: SimService): boolean;
   requestId: string;
+  /** The kind of an extra model of the config (`extraModels`), or undefined. */
+  extraKind?(model: string): string | undefined;
 }
 
 /** Marks a body that is not valid JSON. */

@@ -99,11 +99,12 @@ export class Sim {
     this.#faultHits.clear();
   }
 
-  /** The faults that apply to one request of `route` (consumes `times`). */
-  faultsFor(route: string): FaultRule[] {
+  /** The faults that apply to one request of `route` (consumes `times`); `model`: the model the body names. */
+  faultsFor(route: string, model?: string): FaultRule[] {
     const out: FaultRule[] = [];
     for (const f of this.config.faults) {
       if (f.route !== '*' && f.route !== route) continue;
+      if (f.model !== undefined && f.model !== model) continue;
       const hits = this.#faultHits.get(f) ?? 0;
       if (f.times !== undefined && hits >= f.times) continue;
       if (f.probability !== undefined && this.random() >= f.probability) continue;
@@ -193,7 +194,10 @@ export class Sim {
     const auth = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
     const token = this.config.tokens[auth];
     const routeKey = 'route' in m ? `${m.route.method} ${m.route.pattern}` : `${method} ${url.pathname}`;
-    const faults = this.faultsFor(routeKey);
+    const b = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+    const named =
+      typeof b.model === 'string' ? b.model : typeof b.model_name === 'string' ? b.model_name : '';
+    const faults = this.faultsFor(routeKey, named);
     const simReq: SimRequest = {
       method,
       path: url.pathname,
@@ -208,6 +212,7 @@ export class Sim {
       canSee: (model) => token !== undefined && (token.models === '*' || token.models.includes(model)),
       hasOpened: (service) => token?.notOpened?.includes(service) !== true,
       requestId,
+      extraKind: (model) => this.config.extraModels?.[model],
     };
     const reply = new SimReply(simReq, res, faults, this.config.timings.streamDelayMs);
 
@@ -293,6 +298,13 @@ export class Sim {
         res.on('close', () => clearInterval(t));
         return;
       }
+    }
+    if (named !== '' && this.config.misconfiguredModels?.includes(named) === true && m.route.auth) {
+      // Listed, but the channel that should serve it is missing: the gateway cannot route it.
+      reply.error(404, 'model_not_found', `The model \`${named}\` has no available channel`, shape, {
+        param: 'model',
+      });
+      return;
     }
     if (body === INVALID_JSON && method !== 'GET') {
       reply.error(400, 'invalid_request', 'body is not valid JSON', shape);

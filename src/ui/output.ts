@@ -11,6 +11,9 @@ export interface OutputOptions {
   verbose: boolean;
 }
 
+/** Past this many rows a terminal table is drawn as padded columns instead of with cli-table3. */
+export const TABLE_DRAW_MAX = 5000;
+
 /** A table cell. */
 export type Cell = string | number | boolean | null | undefined;
 
@@ -85,17 +88,44 @@ export class Output {
     for (const [k, v] of shown) this.line(`${`${k}:`.padEnd(width + 1)} ${neutralize(String(v))}`);
   }
 
-  /** A cli-table3 table on stdout (loaded only when a table is printed). */
+  /**
+   * A table on stdout. On a terminal: aligned columns drawn by cli-table3 (header coloured when colour is on), or,
+   * past TABLE_DRAW_MAX rows, plain padded columns (cli-table3 spreads rows into function arguments and fails past
+   * ~100k). Off a terminal (a pipe, a file): a header line and tab-separated columns, as gh prints them, so `cut`
+   * and `awk -F'\t'` split them; tabs and newlines inside cells become spaces. Large lists are written in chunks.
+   */
   async table(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>): Promise<void> {
+    const text = (c: Cell): string => (c === undefined || c === null ? '' : neutralize(String(c)));
+    if (this.io.stdout.isTTY !== true) {
+      const clean = (c: Cell): string => text(c).replace(/[\t\r\n]+/g, ' ');
+      this.#lines([head.join('\t'), ...rows.map((r) => r.map(clean).join('\t'))]);
+      return;
+    }
+    if (rows.length > TABLE_DRAW_MAX) {
+      const widths = head.map((h) => h.length);
+      for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, text(c).length)));
+      const fmt = (cells: readonly string[]): string =>
+        cells
+          .map((c, i) => c.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd();
+      this.#lines([fmt(head), ...rows.map((r) => fmt(r.map(text)))]);
+      return;
+    }
     const { default: Table } = await import('cli-table3');
-    const color = this.opts.color && this.io.stdout.isTTY === true;
+    const color = this.opts.color;
     const t = new Table({
       head: [...head],
       style: color ? { compact: true } : { head: [], border: [], compact: true },
       wordWrap: false,
     });
-    for (const r of rows) t.push(r.map((c) => (c === undefined || c === null ? '' : neutralize(String(c)))));
+    for (const r of rows) t.push(r.map(text));
     this.line(t.toString());
+  }
+
+  /** Writes lines to stdout in chunks (never one string of every line of a huge list). */
+  #lines(lines: readonly string[]): void {
+    for (let i = 0; i < lines.length; i += 4096) this.write(`${lines.slice(i, i + 4096).join('\n')}\n`);
   }
 
   /** A warning on stderr (unless --quiet). */

@@ -295,7 +295,6 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
   it.each([
     [['group', 'create', '--name', 'x', '-m', 'gv2'], /model: "gv2" is not accepted/],
     [['group', 'create', '--name', ' ', ...M], /Name: must not be empty/],
-    [['group', 'create', '--name', 'x'], /required option '-m, --model <model>'/],
     [
       ['create', '--group', 'g', '--url', 'https://e.com/a.png', '--type', 'Picture', ...M],
       /AssetType must be one of Image, Video, Audio/,

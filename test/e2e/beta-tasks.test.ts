@@ -484,7 +484,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
     [
       '--download onto an existing file',
       [...C, 'x', '-m', 'gamma-video-2-0', '--download', existing],
-      /already exists; pass --force/,
+      /already exists; choose another file name/,
     ],
     [
       'list --status done',

@@ -147,7 +147,7 @@ describe('gw chat', () => {
       expect(r.stderr).toMatch(
         /^cache: prompt_tokens_details\.cached_tokens=\d+ prompt_tokens_details\.cache_creation_input_tokens=\d+$/m,
       );
-      expect(r.stderr).toMatch(/the charge is the gateway's log and bill \(common\.md §2\.1\)/);
+      expect(r.stderr).toMatch(/the charge is the gateway's log and bill$/m);
     }
   });
 
@@ -283,11 +283,11 @@ describe('gw messages', () => {
     expect(sim.requests[0]?.headers['x-compat-beta']).toBe('b-1');
   });
 
-  it('--json events (no ping), error mid-stream, usage with cache fields', async () => {
+  it('--json events (ping included), error mid-stream, usage with cache fields', async () => {
     const sim = await useSim();
     const j = await spawnGw(['--json', ...M, '--stream', 'x'], { env: sim.env });
     const evs = lines(j.stdout) as Array<{ type: string }>;
-    expect(evs.map((e) => e.type)).not.toContain('ping');
+    expect(evs.map((e) => e.type)).toContain('ping');
     expect(evs.at(-1)?.type).toBe('message_stop');
     const p = await spawnGw(['--json', ...M, 'x'], { env: sim.env });
     expect(JSON.parse(p.stdout)).toMatchObject({ type: 'message', content: [{ type: 'text' }] });
@@ -309,9 +309,9 @@ describe('gw embed', () => {
     const sim = await useSim();
     const a = await spawnGw(['embed', '-m', 'text-embedding-v4', 'first', 'second'], { env: sim.env });
     expect(a.exitCode).toBe(0);
-    expect(a.stdout).toMatch(/index\s*│\s*dims\s*│\s*first values/);
-    expect(a.stdout).toMatch(/│ 0\s+│ 1024 │ -?\d\.\d{4}, -?\d\.\d{4}, -?\d\.\d{4}, -?\d\.\d{4}, … │/);
-    expect(a.stdout).toMatch(/│ 1\s+│ 1024 │/);
+    expect(a.stdout).toMatch(/^index\tdims\tfirst values$/m);
+    expect(a.stdout).toMatch(/^0\t1024\t-?\d\.\d{4}, -?\d\.\d{4}, -?\d\.\d{4}, -?\d\.\d{4}, …$/m);
+    expect(a.stdout).toMatch(/^1\t1024\t/m);
     expect(body(sim)).toEqual({ model: 'text-embedding-v4', input: ['first', 'second'] });
 
     const dir = mkdtempSync(join(tmpdir(), 'gw-embed-'));
@@ -451,7 +451,7 @@ describe('gw image', () => {
 describe('client-side rules: exit 2, nothing sent', () => {
   const cases: Array<[string, string[], RegExp]> = [
     ['chat: no prompt', ['chat', '-m', CHAT], /prompt: give the prompt/],
-    ['chat: model missing', ['chat', 'hi'], /required option '-m, --model <model>'/],
+    ['chat: model missing', ['chat', 'hi'], /model: give -m <model>.*defaults\.chat/],
     [
       'chat: http image',
       ['chat', '-m', CHAT, '--image', 'http://example.com/a.png', 'x'],
@@ -483,7 +483,7 @@ describe('client-side rules: exit 2, nothing sent', () => {
     [
       'messages: max_tokens 0',
       ['messages', '-m', CHAT, '--max-tokens', '0', 'x'],
-      /max_tokens: must be an integer >= 1 \(common\.md §2\.2/,
+      /max_tokens: must be an integer >= 1/,
     ],
     [
       'messages: max_tokens fraction',
@@ -526,7 +526,7 @@ describe('client-side rules: exit 2, nothing sent', () => {
     [
       'edit: http image',
       ['image', 'edit', '-m', 'image-edit-1', '--image', 'http://example.com/a.png', 'x'],
-      /images\[0\]\.image_url: must be a public https URL \(common\.md §4 rule 3/,
+      /images\[0\]\.image_url: must be a public https URL \(image edit input URLs/,
     ],
     [
       'edit: localhost image',

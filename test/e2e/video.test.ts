@@ -190,6 +190,7 @@ describe('gw video download', () => {
     expect(JSON.parse(second.stdout)).toEqual({
       path: join(ws.work, 'big.mp4'),
       bytes: size,
+      resumed: true,
       sha256: createHash('sha256').update(expected).digest('hex'),
     });
     expect(sim.sim.cdn.requests.at(-1)?.range).toBe(`bytes=${kept}-`);
@@ -227,7 +228,7 @@ describe('gw video download', () => {
     const r = await spawnGw(['video', 'download', id, '-o', 'old.mp4'], { env: sim.env, cwd: ws.work });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/error: result_expired: the result URL of video \S+ has expired/);
-    expect(r.stderr).toContain('common.md §4 rule 4');
+    expect(r.stderr).toContain('renewal of expired result URLs is outside the contract');
     expect(existsSync(join(ws.work, 'old.mp4'))).toBe(false);
   });
 });
@@ -372,7 +373,7 @@ describe('gw video get and gw history', () => {
     expect(r.stdout).toMatch(/^expires_at: +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d \(in 24 h\)$/m);
     const rec = JSON.parse(readFileSync(join(ws.work, 'rec.json'), 'utf8')) as Record<string, unknown>;
     expect(rec).toMatchObject({ object: 'video', status: 'completed' });
-    expect(r.stdout).toMatch(/│ video +│ video_\w+ +│ vid-2\.7-t2v +│ completed/);
+    expect(r.stdout).toMatch(/\tvideo\tvideo_\w+\tvid-2\.7-t2v\tcompleted\t/);
   });
 
   it('history still reads a journal whose last line was cut by a crash', async () => {

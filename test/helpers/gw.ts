@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli.js';
+import { tempDir } from './tmp.js';
 
 /** What a gw run produced. */
 export interface GwResult {
@@ -24,7 +24,7 @@ export interface RunOptions {
 
 /** A fresh, isolated config + state directory pair. */
 export function isolatedDirs(): { GW_CONFIG_DIR: string; GW_STATE_DIR: string; HOME: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+  const dir = tempDir('gw-test-');
   return { GW_CONFIG_DIR: join(dir, 'config'), GW_STATE_DIR: join(dir, 'state'), HOME: dir };
 }
 
@@ -126,7 +126,7 @@ function collectRaw(child: ChildProcess): Promise<GwResult> {
 
 /** A fresh directory holding a `gw` wrapper around the real launcher, so shell scripts can call plain `gw`. */
 export function gwBinDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-bin-'));
+  const dir = tempDir('gw-bin-');
   const wrapper = join(dir, 'gw');
   writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${GW_BIN}" "$@"\n`);
   chmodSync(wrapper, 0o755);

@@ -62,7 +62,7 @@ describe('common §2.4 errors of the text routes', () => {
     const e = r.json.error as Record<string, unknown>;
     expect(e).toMatchObject({ code: 'invalid_request', type: 'invalid_request_error', param: 'max_tokens' });
     expect(e.request_id).toBe(r.rid);
-    expect(e.message).toBe(`max_tokens: is required (common.md §2.2) (${r.rid})`);
+    expect(e.message).toBe(`max_tokens: is required (${r.rid})`);
   });
 
   it('a body that is not an object is 400', async () => {

@@ -16,6 +16,22 @@ export interface TypedStream<T> {
   events: AsyncIterable<T>;
   /** The same events grouped by network read (one promise per read, not per event); consume this or `events`. */
   batches: AsyncIterable<T[]>;
+  /**
+   * When set, called in order with the data of every event the gateway sent as part of the answer, including
+   * the ones not yielded (`ping`, names gw does not know), before the batch holding them is delivered. Not called
+   * for the end marker (`[DONE]`) nor for error events (those become the thrown error). `--json` prints these.
+   */
+  onSent?: ((data: string) => void) | undefined;
+}
+
+/** The data of an event as one JSON line: as sent when it is one line, else re-serialised; undefined if not JSON. */
+function jsonLine(data: string, parsed: boolean): string | undefined {
+  if (parsed && !data.includes('\n')) return data;
+  try {
+    return JSON.stringify(JSON.parse(data));
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a typed stream's step returns for an event that ends the stream without being yielded (`[DONE]`). */
@@ -49,11 +65,15 @@ export function typedStream<T>(
           failure = { error };
           break;
         }
-        if (v === SKIP) continue;
         if (v === END) {
           ended = true;
           break;
         }
+        if (result.onSent !== undefined) {
+          const line = jsonLine(ev.data, v !== SKIP);
+          if (line !== undefined) result.onSent(line);
+        }
+        if (v === SKIP) continue;
         out.push(v);
         if (last(v)) {
           ended = true;
@@ -70,13 +90,14 @@ export function typedStream<T>(
   async function* events(): AsyncGenerator<T> {
     for await (const batch of source) for (const v of batch) yield v;
   }
-  return {
+  const result: TypedStream<T> = {
     status: s.status,
     requestId: s.requestId,
     headers: s.headers,
     events: events(),
     batches: source,
   };
+  return result;
 }
 
 /** Per-call options of the text resources. */

@@ -186,8 +186,8 @@ export function failureOf(id: string, result: ApiResult<VideoRecord>): TaskFaile
       requestId: typeof errRequestId === 'string' ? errRequestId : result.requestId,
       hint:
         state === 'cancelled'
-          ? 'the task was cancelled or not continued upstream; create it again if needed (common.md §3)'
-          : 'record the video_id and request id for support (common.md §3); create it again if needed',
+          ? 'the task was cancelled or not continued upstream; create it again if needed'
+          : 'record the video_id and request id for support; create it again if needed',
     },
   );
 }

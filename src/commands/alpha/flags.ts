@@ -90,8 +90,7 @@ function cameraWarnings(camera: unknown): string[] {
   const { type, config } = camera as { type?: unknown; config?: unknown };
   if (typeof type !== 'string') return [];
   const out: string[] = [];
-  const note =
-    '(wire-formats.md §5; the gateway document shows only `simple`: the upstream may fail the task)';
+  const note = '(the gateway documents only `simple`: the upstream may fail the task)';
   if (!(UPSTREAM_CAMERA_TYPES as readonly string[]).includes(type)) {
     out.push(
       `camera_control.type "${type}" is not one the upstream lists (${UPSTREAM_CAMERA_TYPES.join(', ')}) ${note}`,
@@ -137,7 +136,7 @@ export function alphaWarnings(body: Record<string, unknown>): string[] {
   ];
   if (maskFields.length > 0 && (image === undefined || readableMasks(body).length < maskFields.length)) {
     out.push(
-      `mask resolution not checked (the image or a mask is not a local PNG/JPEG): a mask whose resolution differs from the image's may make the upstream fail (alpha-image2video.md §4 rule 5)`,
+      `mask resolution not checked (the image or a mask is not a local PNG/JPEG): a mask whose resolution differs from the image's may make the upstream fail`,
     );
   }
   for (const field of ['image', 'image_tail'] as const) {
@@ -145,8 +144,7 @@ export function alphaWarnings(body: Record<string, unknown>): string[] {
     if (typeof v !== 'string' || !isBase64(v)) continue;
     const info = base64ImageInfo(v);
     const bytes = Math.floor((v.length * 3) / 4);
-    const limits =
-      '(wire-formats.md §5: jpg/png, at most 10 MB, sides of 300 px or more, aspect 1:2.5 to 2.5:1)';
+    const limits = '(jpg/png, at most 10 MB, sides of 300 px or more, aspect 1:2.5 to 2.5:1)';
     if (bytes > 10 * 1024 * 1024) out.push(`${field} is larger than 10 MB ${limits}`);
     if (info && Math.min(info.width, info.height) < 300) {
       out.push(`${field} is ${info.width}x${info.height}, under 300 px ${limits}`);
@@ -165,7 +163,7 @@ export function alphaWarnings(body: Record<string, unknown>): string[] {
       });
       if (outside.length > 0) {
         out.push(
-          `dynamic_masks[${i}].trajectories: ${outside.length} point(s) outside the ${image.width}x${image.height} image (origin bottom-left, alpha-image2video.md §2.1)`,
+          `dynamic_masks[${i}].trajectories: ${outside.length} point(s) outside the ${image.width}x${image.height} image (origin bottom-left)`,
         );
       }
     });

@@ -3,6 +3,11 @@ import type { Runtime } from '../context.js';
 import type { I2vFlags } from './build-body.js';
 
 /** The options of `gw alpha i2v`. */
+/** The flags with `--model` filled from the profile's `defaults.i2v` when it was omitted. */
+function withDefaultModel(opts: I2vOptions, model: string | undefined): I2vOptions {
+  return opts.model === undefined && model !== undefined ? { ...opts, model } : opts;
+}
+
 interface I2vOptions extends I2vFlags {
   multipart?: boolean;
   dryRun?: boolean;
@@ -37,7 +42,10 @@ export default function i2vCommand(rt: Runtime): Command {
     .option('--image-tail <url|file>', 'last-frame image: URL, or a PNG/JPEG file')
     .option('--prompt <text>', 'text prompt')
     .option('--negative-prompt <text>', 'negative text prompt')
-    .option('--model <alpha model>', 'model_name (default alpha-v1; see gw models)')
+    .option(
+      '--model <alpha model>',
+      "model_name (default: the profile's defaults.i2v, else alpha-v1; see gw models)",
+    )
     .option('--mode <std|pro>', 'generation mode (default std)')
     .option('--duration <5|10>', 'seconds, sent as the string "5" or "10" (default 5)')
     .option('--aspect-ratio <16:9|9:16|1:1>', 'aspect ratio (default 16:9)')
@@ -66,7 +74,10 @@ export default function i2vCommand(rt: Runtime): Command {
         const { abbreviateBody, alphaWarnings } = await import('./flags.js');
         const { parseRequest } = await import('../../contract/validate.js');
         const read = await preloadI2vFiles(opts, ctx.signal);
-        const body = buildI2vBody(opts, { validate: ctx.globals.validate, read });
+        const body = buildI2vBody(withDefaultModel(opts, ctx.defaultModel('i2v')), {
+          validate: ctx.globals.validate,
+          read,
+        });
         // Checked before anything else (even before the connection settings): bad input is exit 2, nothing sent.
         if (ctx.globals.validate) parseRequest(alphaImage2VideoRequestSchema, body);
         for (const w of alphaWarnings(body)) ctx.out.warn(w);

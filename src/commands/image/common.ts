@@ -11,7 +11,7 @@ import { intFlag } from '../text-common.js';
 
 /** Flags of both image commands. */
 export interface ImageOptions {
-  model: string;
+  model?: string;
   size?: string;
   n?: string;
   format?: string;
@@ -22,7 +22,7 @@ export interface ImageOptions {
 /** Adds the flags both image commands share. */
 export function imageFlags(cmd: Command): Command {
   return cmd
-    .requiredOption('-m, --model <model>', 'model name (see `gw models`)')
+    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.image)")
     .option('--size <WxH>', 'size as <width>x<height>, e.g. 1024x1024')
     .option('-n, --n <n>', 'number of images')
     .addOption(new Option('--format <format>', 'response_format: url or b64_json'))
@@ -33,7 +33,7 @@ export function imageFlags(cmd: Command): Command {
 /** The body fields both commands send; rules are checked by the contract (common.md §2.2). */
 export function imageBody(
   prompt: string,
-  o: ImageOptions,
+  o: ImageOptions & { model: string },
 ): { model: string; prompt: string; size?: string; n?: number; response_format?: 'url' | 'b64_json' } {
   const body: {
     model: string;

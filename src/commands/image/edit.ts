@@ -14,7 +14,7 @@ export default function editCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-Output: as \`gw image generate\`. An answer without images means, per the gateway documents (common.md §7), that
+Output: as \`gw image generate\`. An answer without images means, per the gateway documents, that
 an input URL is not publicly reachable or the model is not an edit model: gw reports it and exits 1.
 Examples:
   gw image edit -m image-edit-1 --image https://example.com/room.png "paint the walls green"
@@ -23,7 +23,7 @@ Examples:
     .action(
       rt.action(async (ctx, words: string[], opts: ImageOptions & { image: string[] }) => {
         const body = {
-          ...imageBody(await readPrompt(ctx, words), opts),
+          ...imageBody(await readPrompt(ctx, words), { ...opts, model: ctx.model(opts.model, 'image') }),
           images: opts.image.map((url) => ({ image_url: url })),
         };
         await checkImageOut(opts);
@@ -32,7 +32,7 @@ Examples:
         const res = await images.edit(client, body, { signal: ctx.signal });
         await printImages(ctx, res, opts, {
           message: 'the edit returned no image',
-          hint: 'common.md §7: an image edit without a product means an input URL is not publicly reachable or the model is not an edit model; use public https URLs and an edit model (see `gw models`)',
+          hint: 'an image edit without a product means an input URL is not publicly reachable or the model is not an edit model; use public https URLs and an edit model (see `gw models`)',
         });
       }),
     );

@@ -21,7 +21,8 @@ Examples:
     )
     .action(
       rt.action(async (ctx, words: string[], opts: ImageOptions) => {
-        const body = imageBody(await readPrompt(ctx, words), opts);
+        const model = ctx.model(opts.model, 'image');
+        const body = imageBody(await readPrompt(ctx, words), { ...opts, model });
         await checkImageOut(opts);
         const images = await import('../../client/resources/images.js');
         const client = await ctx.client();

@@ -1,12 +1,11 @@
 import { Command } from 'commander';
-import { UsageError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
-import { downloadVideo, savedJson } from './download.js';
+import { checkCreateDownloadTarget } from '../job-output.js';
 import { collect, parseSecondsFlag, parseSeedFlag } from './shared.js';
-import { waitForVideo } from './wait.js';
+import { waitAndDownloadVideo } from './wait.js';
 
 interface CreateFlags {
-  model: string;
+  model?: string;
   seconds?: string;
   resolution?: string;
   seed?: string;
@@ -20,7 +19,10 @@ interface CreateFlags {
 }
 
 /** The §2.3 body from the flags: `--ref` images as `{image_url}` objects (videos as URL strings). */
-async function buildBody(prompt: string, f: CreateFlags): Promise<Record<string, unknown>> {
+async function buildBody(
+  prompt: string,
+  f: CreateFlags & { model: string },
+): Promise<Record<string, unknown>> {
   const { isVideoUrl } = await import('../../contract/video.js');
   const body: Record<string, unknown> = { model: f.model, prompt };
   const seconds = parseSecondsFlag(f.seconds);
@@ -59,14 +61,16 @@ async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void
   ctx.out.line('POST /v1/videos');
   ctx.out.line(JSON.stringify(body, null, 2));
   if (price === undefined) {
-    ctx.out.line(`list price: not given by the contract for ${model} (common.md §2.3 prices only clip-1.1)`);
+    ctx.out.line(
+      `list price: not given by the contract for ${model} (list prices are published for clip-1.1 only)`,
+    );
   } else if (price.amount === undefined) {
     ctx.out.line(
       `list price: CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution} (seconds not given: the gateway's default length applies)`,
     );
   } else {
     ctx.out.line(
-      `list price: CNY ${price.amount.toFixed(2)} (${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}, clip-1.1 domestic list price, common.md §2.3)`,
+      `list price: CNY ${price.amount.toFixed(2)} (${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}, clip-1.1 domestic list price)`,
     );
   }
   for (const n of notes) ctx.out.line(n);
@@ -80,7 +84,10 @@ export function createCommand(rt: Runtime): Command {
       'create a video task; prints only its video_id (--dry-run: the body and list price, sends nothing)',
     )
     .argument('<prompt>', 'description of the video')
-    .requiredOption('-m, --model <model>', 'video model (common.md §2.3 table: clip-1.1-t2v, vid-2.7-i2v, …)')
+    .option(
+      '-m, --model <model>',
+      "video model (clip-1.1-t2v, vid-2.7-i2v, …; default: the profile's defaults.video)",
+    )
     .option('--seconds <n>', 'integer seconds, 2 to 15 (clip-1.x: 3 to 15)')
     .option('--resolution <r>', '720p or 1080p (clip-1.1 defaults to 1080p)')
     .option('--seed <n>', 'integer 0 to 2147483647, sent as a JSON number')
@@ -98,18 +105,20 @@ export function createCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-Every rule of common.md §2.3 is checked before sending (exit 2, nothing sent; --no-validate sends anyway).
+Every rule of the video API is checked before sending (exit 2, nothing sent; --no-validate sends anyway).
 The video_id is written to the journal (gw history) before it is printed. --json prints the gateway's answer;
-with --wait/--download it is followed by the final record and then {"path", "bytes"} ("sha256" with --sha256).
+with --wait/--download it prints one document {"id", "video": <final record>, "download": {"path", "bytes",
+"resumed", "sha256" (with --sha256)}} instead. Ctrl-C or --timeout print the command that resumes the whole job.
 
 Examples:
   id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)
   gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --dry-run
   gw video create "the fox runs" -m clip-1.1-i2v --input-image https://example.com/fox.png --seconds 5
-  gw video create "in this style" -m vid-2.7-r2v --ref-video https://example.com/a.mp4 --download fox.mp4`,
+  gw video create "in this style" -m vid-2.7-r2v --ref-video https://example.com/a.mp4 --download styled.mp4`,
     )
     .action(
-      rt.action(async (ctx, prompt: string, f: CreateFlags) => {
+      rt.action(async (ctx, prompt: string, flags: CreateFlags) => {
+        const f = { ...flags, model: ctx.model(flags.model, 'video') };
         const videos = await import('../../client/resources/videos.js');
         const { videoCreateWarnings } = await import('../../contract/video.js');
         const body = await buildBody(prompt, f);
@@ -123,15 +132,7 @@ Examples:
 
         const wantsWait = f.wait || f.download !== undefined;
         const waitTimeoutMs = ctx.waitLimitMs();
-        if (f.download !== undefined) {
-          if (f.download === '-') {
-            throw new UsageError('download: standard output carries the video_id; give a file name', {
-              field: 'download',
-            });
-          }
-          const { checkTarget } = await import('../../core/download.js');
-          await checkTarget(f.download, false, { allowDirectory: true });
-        }
+        if (f.download !== undefined) await checkCreateDownloadTarget(f.download, 'gw video download');
         // The body was checked above (before --dry-run and any local check): once is enough.
         const client = await ctx.client({ validate: false });
         const res = await videos.create(client, body as Parameters<typeof videos.create>[1], {
@@ -146,25 +147,19 @@ Examples:
           requestId: res.requestId,
           state: res.data.status,
         });
-        if (ctx.globals.json) ctx.out.json(res.data);
-        else ctx.out.line(id);
-        if (!wantsWait) return;
-
-        await waitForVideo(ctx, client, id, {
+        if (!wantsWait) {
+          if (ctx.globals.json) ctx.out.json(res.data);
+          else ctx.out.line(id);
+          return;
+        }
+        // One command, one JSON document: {id, video, download?} once the job ends. In text mode the id goes to
+        // stdout before waiting; with --json it is in the journal, and any error's resume hint carries it.
+        if (!ctx.globals.json) ctx.out.line(id);
+        await waitAndDownloadVideo(ctx, client, id, {
           timeoutMs: waitTimeoutMs,
-          onFinal: (r) => {
-            if (ctx.globals.json) ctx.out.json(r.data);
-          },
-        });
-        if (f.download === undefined) return;
-        const { outputPath } = await import('../../core/download.js');
-        const r = await downloadVideo(ctx, client, id, {
-          file: outputPath(f.download, `${id}.mp4`),
-          force: false,
+          download: f.download,
           sha256: f.sha256,
         });
-        if (ctx.globals.json) ctx.out.json(savedJson(r));
-        else ctx.out.note(`saved ${r.path} (${r.bytes} bytes)`);
       }),
     );
 }

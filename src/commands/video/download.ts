@@ -2,11 +2,12 @@ import { Command } from 'commander';
 import { GatewayError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { DownloadResult } from '../../core/download.js';
+import { downloadJson } from '../job-output.js';
 import { GwError } from '../../core/errors.js';
 import type { Context, Runtime } from '../context.js';
 import { formatLocalTime, formatRelative, resumeCommand } from './shared.js';
 
-const RENEWAL = 'renewal of expired result URLs is outside the contract (common.md §4 rule 4)';
+const RENEWAL = 'renewal of expired result URLs is outside the contract';
 
 function expiredError(id: string, detail: string): GwError {
   return new GwError(`the result URL of video ${id} has expired ${detail}; ${RENEWAL}`, {
@@ -36,7 +37,7 @@ export async function downloadVideo(
   const failure = videos.failureOf(id, rec);
   if (failure) throw failure;
   if (!isVideoSuccess(state)) {
-    throw new GwError(`video ${id} is not ready yet (state ${state}); common.md §4 rule 2`, {
+    throw new GwError(`video ${id} is not ready yet (state ${state})`, {
       code: 'video_not_ready',
       requestId: rec.requestId,
       hint: `wait for it first: ${resumeCommand(id)} && gw video download ${id}`,
@@ -88,11 +89,6 @@ export async function downloadVideo(
   }
 }
 
-/** The --json document of a saved file: path and bytes, and sha256 when it was computed. */
-export function savedJson(r: DownloadResult): { path: string; bytes: number; sha256?: string } {
-  return { path: r.path, bytes: r.bytes, ...(r.sha256 !== undefined ? { sha256: r.sha256 } : {}) };
-}
-
 /** `gw video download <video_id> [-o <file>|-] [--force] [--sha256]`. */
 export function downloadCommand(rt: Runtime): Command {
   return new Command('download')
@@ -113,12 +109,12 @@ export function downloadCommand(rt: Runtime): Command {
 Follows the redirect of GET /v1/videos/{id}/content (the token is never sent to another origin) and streams to
 <file>.part in constant memory; the file appears under its name only when every byte arrived. An interrupted
 download keeps the .part and the same command resumes it (Range request). Prints the path written;
---json prints {"path": "/abs/fox.mp4", "bytes": 1234567}, plus "sha256": "…" with --sha256 (the gateway publishes
+--json prints {"path": "/abs/fox.mp4", "bytes": 1234567, "resumed": false}, plus "sha256": "…" with --sha256 (the gateway publishes
 no checksum, so the hash is computed only on request: ~0.5 s of CPU per GiB).
 
 Examples:
-  gw video download video_123 -o fox.mp4
-  gw video download video_123 -o - | ffprobe -`,
+  gw video download "$id" -o fox.mp4 --force
+  gw video download "$id" -o - | wc -c`,
     )
     .action(
       rt.action(async (ctx, id: string, opts: { output?: string; force: boolean; sha256: boolean }) => {
@@ -127,7 +123,7 @@ Examples:
         const client = await ctx.client();
         const r = await downloadVideo(ctx, client, id, { file, force: opts.force, sha256: opts.sha256 });
         if (file === '-') return;
-        if (ctx.globals.json) ctx.out.json(savedJson(r));
+        if (ctx.globals.json) ctx.out.json(downloadJson(r));
         else ctx.out.line(r.path);
       }),
     );

@@ -11,8 +11,8 @@ export function getCommand(rt: Runtime): Command {
       'after',
       `
 Examples:
-  gw video get video_123
-  gw video get video_123 --json | jq -r .status`,
+  gw video get "$id"
+  gw video get "$id" --json | jq -r .status`,
     )
     .action(
       rt.action(async (ctx, id: string) => {

@@ -8,7 +8,7 @@ import { waitCommand } from './wait.js';
 /** `gw video create | get | wait | download`: the asynchronous video tasks of common.md (§2.3, §3, §4). */
 export default function videoCommand(rt: Runtime): Command {
   return new Command('video')
-    .description('async videos: create | get | wait | download (common.md §2.3, §3, §4)')
+    .description('async videos: create | get | wait | download')
     .addCommand(createCommand(rt))
     .addCommand(getCommand(rt))
     .addCommand(waitCommand(rt))

@@ -1,5 +1,6 @@
 /** Helpers shared by the `gw video` verbs and `gw history`: time formatting, record rows, flag parsing. */
 import { UsageError } from '../../core/errors.js';
+import { shellWord } from '../job-output.js';
 import type { Cell } from '../../ui/output.js';
 
 /** `2026-11-22 14:03:05 +01:00` in the machine's time zone. */
@@ -31,15 +32,15 @@ export function timeWithRelative(d: Date, now: number = Date.now()): string {
 }
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
-export function resumeCommand(id: string): string {
-  return `gw video wait ${id}`;
+export function resumeCommand(id: string, download?: string): string {
+  return `gw video wait ${id}${download !== undefined ? ` --download ${shellWord(download)}` : ''}`;
 }
 
 /** Parses `--seconds`: a number (the contract then checks the integer range). */
 export function parseSecondsFlag(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^-?\d+(\.\d+)?$/.test(text.trim())) {
-    throw new UsageError(`seconds: "${text}" is not a number; use an integer from 2 to 15 (common.md §2.3)`, {
+    throw new UsageError(`seconds: "${text}" is not a number; use an integer from 2 to 15`, {
       field: 'seconds',
       code: 'invalid_duration',
     });
@@ -51,13 +52,10 @@ export function parseSecondsFlag(text: string | undefined): number | undefined {
 export function parseSeedFlag(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^-?\d+(\.\d+)?$/.test(text.trim())) {
-    throw new UsageError(
-      `seed: "${text}" is not a number; use an integer from 0 to 2147483647 (common.md §2.3)`,
-      {
-        field: 'seed',
-        code: 'invalid_seed',
-      },
-    );
+    throw new UsageError(`seed: "${text}" is not a number; use an integer from 0 to 2147483647`, {
+      field: 'seed',
+      code: 'invalid_seed',
+    });
   }
   return Number(text);
 }

@@ -113,7 +113,8 @@ function edit(sim: Sim) {
     if (!modelAllowed(req, reply, body.model, SIM_IMAGE_MODELS, '/v1/images/edits')) return;
     if (refuseN(reply, body.n)) return;
     const noProduct =
-      !EDIT_MODELS.includes(body.model) || body.images.some((i) => !isPublicHttpsUrl(i.image_url));
+      !(EDIT_MODELS.includes(body.model) || req.extraKind?.(body.model) === 'image-edit') ||
+      body.images.some((i) => !isPublicHttpsUrl(i.image_url));
     answer(sim, reply, body, noProduct);
   };
 }

@@ -14,12 +14,20 @@ export function registerModelRoutes(sim: Sim): void {
   sim.router.add('GET', '/v1/models', (req, reply) => {
     reply.json(200, {
       object: 'list',
-      data: ALL_MODELS.filter((m) => req.canSee(m)).map((id) => ({
-        id,
-        object: 'model',
-        created: CREATED,
-        owned_by: owner(id),
-      })),
+      data: [
+        ...new Set([
+          ...ALL_MODELS,
+          ...Object.keys(sim.config.extraModels ?? {}),
+          ...(sim.config.misconfiguredModels ?? []),
+        ]),
+      ]
+        .filter((m) => req.canSee(m))
+        .map((id) => ({
+          id,
+          object: 'model',
+          created: CREATED,
+          owned_by: owner(id),
+        })),
     });
   });
 }

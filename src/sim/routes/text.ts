@@ -65,6 +65,20 @@ export function validBody<T>(schema: z.ZodType<T>, req: SimRequest, reply: SimRe
   return undefined;
 }
 
+/** True when an extra model of this kind (config `extraModels`) serves the route `what`. */
+function extraServes(kind: string | undefined, what: string): boolean {
+  if (kind === undefined) return false;
+  const served: Record<string, string[]> = {
+    chat: ['/v1/chat/completions', '/v1/responses', '/v1/messages'],
+    responses: ['/v1/responses'],
+    messages: ['/v1/messages'],
+    embeddings: ['/v1/embeddings'],
+    image: ['/v1/images/generations'],
+    'image-edit': ['/v1/images/edits'],
+  };
+  return served[kind]?.includes(what) === true;
+}
+
 /** Answers `model_not_found` (404) unless the model is of this family and visible to the token. */
 export function modelAllowed(
   req: SimRequest,
@@ -73,7 +87,7 @@ export function modelAllowed(
   family: readonly string[],
   what: string,
 ): boolean {
-  if (family.includes(model) && req.canSee(model)) return true;
+  if ((family.includes(model) || extraServes(req.extraKind?.(model), what)) && req.canSee(model)) return true;
   const why =
     ALL_MODELS.includes(model) && req.canSee(model)
       ? `does not serve ${what}`

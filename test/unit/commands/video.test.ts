@@ -86,7 +86,7 @@ describe('gw video (in-process)', () => {
     expect(id).toMatch(/^video_\w+$/);
     const d = await runGw(['--json', 'video', 'download', id, '-o', join(dir, 'v.mp4')], { env: e });
     const doc = JSON.parse(d.stdout) as { path: string; bytes: number; sha256?: string };
-    expect(doc).toEqual({ path: join(dir, 'v.mp4'), bytes: doc.bytes });
+    expect(doc).toEqual({ path: join(dir, 'v.mp4'), bytes: doc.bytes, resumed: false });
     expect(doc.bytes).toBe(readFileSync(doc.path).length);
     expect(d.stderr).toBe('');
   });

@@ -29,43 +29,43 @@ function body(extra: Record<string, unknown>): Record<string, unknown> {
 /** Every rule of alpha-image2video.md: a body that honours it. */
 const VALID: Case[] = [
   ['minimal body (model_name defaults to alpha-v1)', {}],
-  ['model_name from the enum (§2.1)', { model_name: 'alpha-v2-5-turbo' }],
-  ['image as a URL (§2.1)', {}],
-  ['image as Base64 PNG (§2.1)', { image: PNG }],
-  ['image as Base64 JPEG (§2.1)', { image: JPEG }],
-  ['image_tail as a URL (§2.1)', { image_tail: 'https://example.com/last.png' }],
-  ['image_tail as Base64 (§2.1)', { image_tail: PNG }],
-  ['prompt and negative_prompt (§2.1)', { prompt: 'a cat', negative_prompt: 'blur' }],
+  ['model_name from the enum', { model_name: 'alpha-v2-5-turbo' }],
+  ['image as a URL', {}],
+  ['image as Base64 PNG', { image: PNG }],
+  ['image as Base64 JPEG', { image: JPEG }],
+  ['image_tail as a URL', { image_tail: 'https://example.com/last.png' }],
+  ['image_tail as Base64', { image_tail: PNG }],
+  ['prompt and negative_prompt', { prompt: 'a cat', negative_prompt: 'blur' }],
   [
-    'voice_list with alpha-v2-6, sound on, 2 entries (§4 rule 3)',
+    'voice_list with alpha-v2-6, sound on, 2 entries',
     { model_name: 'alpha-v2-6', sound: 'on', voice_list: [{ voice_id: 'a' }, { voice_id: 'b' }] },
   ],
-  ['sound off with alpha-v2-6 (§2.1)', { model_name: 'alpha-v2-6', sound: 'off' }],
-  ['cfg_scale 0 with the default model (§4 rule 4)', { cfg_scale: 0 }],
-  ['cfg_scale 1 with alpha-v1-6 (§4 rule 4)', { model_name: 'alpha-v1-6', cfg_scale: 1 }],
-  ['cfg_scale 0.5 with alpha-v1-5 (§4 rule 4)', { model_name: 'alpha-v1-5', cfg_scale: 0.5 }],
-  ['mode pro (§2.1)', { mode: 'pro' }],
-  ['static_mask as Base64 (§2.1)', { image: PNG, static_mask: MASK }],
-  ['static_mask as a URL (§2.1)', { static_mask: 'https://example.com/mask.png' }],
-  ['6 dynamic mask groups (§8)', { dynamic_masks: Array.from({ length: 6 }, () => group()) }],
-  ['77 trajectory points (§8)', { dynamic_masks: [group(77)] }],
-  ['2 trajectory points (§8)', { dynamic_masks: [group(2)] }],
+  ['sound off with alpha-v2-6', { model_name: 'alpha-v2-6', sound: 'off' }],
+  ['cfg_scale 0 with the default model', { cfg_scale: 0 }],
+  ['cfg_scale 1 with alpha-v1-6', { model_name: 'alpha-v1-6', cfg_scale: 1 }],
+  ['cfg_scale 0.5 with alpha-v1-5', { model_name: 'alpha-v1-5', cfg_scale: 0.5 }],
+  ['mode pro', { mode: 'pro' }],
+  ['static_mask as Base64', { image: PNG, static_mask: MASK }],
+  ['static_mask as a URL', { static_mask: 'https://example.com/mask.png' }],
+  ['6 dynamic mask groups', { dynamic_masks: Array.from({ length: 6 }, () => group()) }],
+  ['77 trajectory points', { dynamic_masks: [group(77)] }],
+  ['2 trajectory points', { dynamic_masks: [group(2)] }],
   ['static and dynamic masks together (group b)', { static_mask: MASK, dynamic_masks: [group()] }],
-  ['camera_control simple with zoom (§2.1)', { camera_control: { type: 'simple', config: { zoom: 5 } } }],
-  ['camera_control without config (§2.1)', { camera_control: { type: 'down_back' } }],
-  ['aspect_ratio 9:16 (§2.1)', { aspect_ratio: '9:16' }],
-  ['duration "10" as a string (§2.1)', { duration: '10' }],
-  ['watermark_info object (§2.1)', { watermark_info: { enabled: true } }],
-  ['callback_url https (§6)', { callback_url: 'https://hooks.example.com/alpha' }],
-  ['external_task_id (§2.1)', { external_task_id: 'job-42' }],
+  ['camera_control simple with zoom', { camera_control: { type: 'simple', config: { zoom: 5 } } }],
+  ['camera_control without config', { camera_control: { type: 'down_back' } }],
+  ['aspect_ratio 9:16', { aspect_ratio: '9:16' }],
+  ['duration "10" as a string', { duration: '10' }],
+  ['watermark_info object', { watermark_info: { enabled: true } }],
+  ['callback_url https', { callback_url: 'https://hooks.example.com/alpha' }],
+  ['external_task_id', { external_task_id: 'job-42' }],
   ['additional properties pass (§2.1 free-form object)', { element_list: [{ id: 1 }] }],
-  ['mask with the image resolution (§4 rule 5)', { image: PNG, dynamic_masks: [group(3, MASK)] }],
+  ['mask with the image resolution', { image: PNG, dynamic_masks: [group(3, MASK)] }],
 ];
 
 /** Every rule: a body that breaks it, the field named, and words of the message (the rule and its section). */
 const INVALID: [name: string, body: Record<string, unknown>, field: string, words: string][] = [
   ['model_name outside the enum', { model_name: 'alpha-v3' }, 'model_name', 'must be one of alpha-v1'],
-  ['image missing', { image: undefined }, 'image', 'is required (alpha-image2video.md §2.1, §4 rule 1'],
+  ['image missing', { image: undefined }, 'image', 'is required (first-frame image'],
   ['image not a string', { image: 42 }, 'image', 'must be a string'],
   ['image neither URL nor Base64', { image: 'not an image!' }, 'image', 'must be an http(s) URL or Base64'],
   ['image with a data: prefix', { image: `data:image/png;base64,${PNG}` }, 'image', 'without a data: prefix'],
@@ -77,7 +77,7 @@ const INVALID: [name: string, body: Record<string, unknown>, field: string, word
     'voice_list with 3 entries',
     { model_name: 'alpha-v2-6', sound: 'on', voice_list: [{}, {}, {}] },
     'voice_list',
-    'at most 2 entries (alpha-image2video.md §2.1, §4 rule 3, §8)',
+    'at most 2 entries',
   ],
   [
     'voice_list with alpha-v2-5',
@@ -95,7 +95,7 @@ const INVALID: [name: string, body: Record<string, unknown>, field: string, word
     'voice_list without sound',
     { model_name: 'alpha-v2-6', voice_list: [{ voice_id: 'a' }] },
     'voice_list',
-    'requires sound = on (alpha-image2video.md §2.1, §4 rule 3)',
+    'requires sound = on',
   ],
   [
     'voice_list with sound off',
@@ -116,14 +116,14 @@ const INVALID: [name: string, body: Record<string, unknown>, field: string, word
     'sound',
     'only allowed with model alpha-v2-6',
   ],
-  ['cfg_scale above 1', { cfg_scale: 1.5 }, 'cfg_scale', 'from 0 to 1 (alpha-image2video.md §2.1, §8)'],
+  ['cfg_scale above 1', { cfg_scale: 1.5 }, 'cfg_scale', 'from 0 to 1'],
   ['cfg_scale below 0', { cfg_scale: -0.1 }, 'cfg_scale', 'from 0 to 1'],
   ['cfg_scale as a string', { cfg_scale: '0.5' }, 'cfg_scale', 'must be a number'],
   [
     'cfg_scale with alpha-v2-1',
     { model_name: 'alpha-v2-1', cfg_scale: 0.5 },
     'cfg_scale',
-    'only allowed with models alpha-v1, alpha-v1-5, alpha-v1-6; model_name is alpha-v2-1 (alpha-image2video.md §2.1, §4 rule 4)',
+    'only allowed with models alpha-v1, alpha-v1-5, alpha-v1-6; model_name is alpha-v2-1',
   ],
   ['mode outside std|pro', { mode: 'fast' }, 'mode', 'must be one of std, pro'],
   ['static_mask neither URL nor Base64', { static_mask: 'mask%' }, 'static_mask', 'URL or Base64'],
@@ -131,7 +131,7 @@ const INVALID: [name: string, body: Record<string, unknown>, field: string, word
     '7 dynamic mask groups',
     { dynamic_masks: Array.from({ length: 7 }, () => group()) },
     'dynamic_masks',
-    'at most 6 groups (alpha-image2video.md §2.1, §8)',
+    'at most 6 groups',
   ],
   [
     'dynamic mask as a URL',
@@ -225,7 +225,7 @@ const INVALID: [name: string, body: Record<string, unknown>, field: string, word
     'image_tail with static_mask',
     { image_tail: URL_IMG, static_mask: MASK },
     'static_mask',
-    'mutually exclusive (alpha-image2video.md §4 rule 2)',
+    'mutually exclusive',
   ],
   [
     'image_tail with dynamic_masks',
@@ -261,7 +261,7 @@ describe('alpha image2video body: every rule rejects a body that breaks it', () 
       if (r.ok) return;
       expect(r.violation.field).toBe(field);
       expect(r.violation.message).toContain(words);
-      expect(r.violation.message).toMatch(/§\d/);
+      expect(r.violation.message).not.toMatch(/\.md\b|§/);
     }
   });
 });
@@ -275,7 +275,7 @@ describe('checks gw adds before sending (request schema only)', () => {
     if (!r.ok) {
       expect(r.violation.field).toBe('dynamic_masks[0].mask');
       expect(r.violation.message).toContain('resolution 32x18 differs from image (64x36)');
-      expect(r.violation.message).toContain('§4 rule 5');
+      expect(r.violation.message).not.toMatch(/\.md\b|§/);
     }
   });
 
@@ -303,7 +303,7 @@ describe('checks gw adds before sending (request schema only)', () => {
 });
 
 describe('helpers', () => {
-  it('effectiveModel defaults to alpha-v1 (§9)', () => {
+  it('effectiveModel defaults to alpha-v1', () => {
     expect(effectiveModel({})).toBe('alpha-v1');
     expect(effectiveModel({ model_name: 'alpha-v2-6' })).toBe('alpha-v2-6');
   });

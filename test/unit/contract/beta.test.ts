@@ -78,7 +78,7 @@ describe('beta §2.1 model names', () => {
   ])('refuses the suffixed filter-off name %s', (name) => {
     const v = violation(base({ model: name }));
     expect(v.field).toBe('model');
-    expect(v.message).toMatch(/filter-off models take no version suffix.*§2\.1 rule 2/);
+    expect(v.message).toMatch(/filter-off models take no version suffix/);
   });
 
   it.each(['gv2', 'gamma-video-2', 'seedance-2.0', 'gamma-video-2-0-mini-260128', 'Gamma-Video-2-0', ''])(
@@ -86,7 +86,7 @@ describe('beta §2.1 model names', () => {
     (name) => {
       const v = violation(base({ model: name }));
       expect(v.field).toBe('model');
-      expect(v.message).toMatch(/short ids and aliases are refused.*§2\.1/);
+      expect(v.message).toMatch(/short ids and aliases are refused/);
       expect(v.code).toBe('model_not_found');
     },
   );
@@ -145,10 +145,10 @@ describe('beta §2.4 content', () => {
     const v = violation(base({ content: [item] }));
     expect(v.field).toBe(field);
     expect(v.message).toMatch(msg);
-    expect(v.message).toMatch(/§2\.4/);
+    expect(v.message).not.toMatch(/\.md\b|§/);
   });
 
-  it('normalises Asset:// to asset:// (§2.4)', () => {
+  it('normalises Asset:// to asset://', () => {
     const r = check(betaTaskCreateSchema, base({ content: [text(), img('first_frame', 'Asset://asset-9')] }));
     expect(r.ok && r.value.content[1]).toEqual({
       type: 'image_url',
@@ -171,7 +171,7 @@ describe('beta §2.4 content', () => {
     for (const content of [[], [text('')], [text('   ')]]) {
       const v = violation(base({ content }));
       expect(v.field).toBe('content');
-      expect(v.message).toMatch(/at least a prompt text or a reference asset \(.*§2\.4\)/);
+      expect(v.message).toMatch(/at least a prompt text or a reference asset/);
     }
     expect(violation(base({ content: 'a cat' })).message).toMatch(/content is required/);
   });
@@ -179,7 +179,7 @@ describe('beta §2.4 content', () => {
   it('takes at most 3 reference videos (a join takes 2 to 3)', () => {
     const v = violation(base({ content: [text(), vid(), vid(), vid(), vid()] }));
     expect(v.field).toBe('content');
-    expect(v.message).toMatch(/4 video_url items; at most 3 reference videos.*§8/);
+    expect(v.message).toMatch(/4 video_url items; at most 3 reference videos/);
   });
 });
 
@@ -198,11 +198,11 @@ describe('beta §2.4 scalar fields', () => {
       expect(check(betaTaskCreateSchema, base({ ratio })).ok).toBe(true);
     }
     expect(violation(base({ ratio: '2:1' }))).toMatchObject({ field: 'ratio' });
-    expect(violation(base({ ratio: '2:1' })).message).toMatch(/adaptive, 16:9.*§2\.4/);
+    expect(violation(base({ ratio: '2:1' })).message).toMatch(/adaptive, 16:9/);
     expect(violation(base({ resolution: '2160p' })).message).toMatch(/480p, 720p, 1080p, 4k/);
   });
 
-  it('allows 4k only on the standard model and its filter-off twin (§2.2)', () => {
+  it('allows 4k only on the standard model and its filter-off twin', () => {
     expect(check(betaTaskCreateSchema, base({ resolution: '4k' })).ok).toBe(true);
     expect(
       check(betaTaskCreateSchema, base({ model: 'gamma-video-2-0-filter-off', resolution: '4k' })).ok,
@@ -244,7 +244,7 @@ describe('beta §2.4 scalar fields', () => {
     });
     const a = violation(base({ ...mini, content: [text(), aud()] }));
     expect(a.field).toBe('content[1].type');
-    expect(a.message).toMatch(/no audio_url items.*mini restrictions/);
+    expect(a.message).toMatch(/no audio_url items/);
     expect(violation(base({ ...mini, service_tier: 'flex' }))).toMatchObject({ field: 'service_tier' });
     expect(violation(base({ ...mini, draft: true }))).toMatchObject({ field: 'draft' });
     expect(check(betaTaskCreateSchema, base({ ...mini, draft: false, service_tier: 'default' })).ok).toBe(
@@ -328,7 +328,7 @@ describe('beta §6 callback_url', () => {
     [42, /must be a string/],
     ['not a url', /not a URL/],
     ['http://93.184.216.34/cb', /must use https, not http/],
-    ['https://127.0.0.1/cb', /loopback.*§6 rule 3/],
+    ['https://127.0.0.1/cb', /loopback/],
     ['https://localhost/cb', /loopback name/],
     ['https://api.localhost/cb', /loopback name/],
     ['https://10.1.2.3/cb', /private/],
@@ -366,7 +366,7 @@ describe('beta §6 callback_url', () => {
     });
     expect(await callbackUrlProblem('https://hooks.example.com/cb', dns)).toBeUndefined();
     expect(await callbackUrlProblem('https://internal.example.com/cb', dns)).toMatch(
-      /resolves to 10\.0\.0\.5, a private address.*§6 rule 3/,
+      /resolves to 10\.0\.0\.5, a private address/,
     );
     expect(await callbackUrlProblem('https://mixed.example.com/cb', dns)).toMatch(/127\.0\.0\.1, a loopback/);
     expect(await callbackUrlProblem('https://empty.example.com/cb', dns)).toMatch(/does not resolve/);
@@ -469,7 +469,7 @@ describe('beta §2.2 and §2.3 tables', () => {
     expect(skuFor(body)).toMatchObject({ sku, price });
   });
 
-  it('keeps the filter-off public name for logs (§2.3)', () => {
+  it('keeps the filter-off public name for logs', () => {
     expect(skuFor({ model: 'gamma-video-2-0-filter-off', resolution: '720p', content: [] })?.model).toBe(
       'gamma-video-2-0-filter-off',
     );
@@ -497,15 +497,15 @@ describe('quoteBetaTask (--dry-run)', () => {
     expect(q.size).toBe('2160x3840');
     expect(q.lines).toEqual([
       'sku: gamma-video-2-0-4k-video',
-      'price: 2.4 USD per million tokens (beta-tasks-assets.md §2.3; has a video reference)',
-      'billing: reuses the price of its normal counterpart; logs keep gamma-video-2-0-filter-off (§2.3)',
-      'size: 2160x3840, 10-bit H.265 (beta-tasks-assets.md §2.2)',
+      'price: 2.4 USD per million tokens (has a video reference)',
+      'billing: reuses the price of its normal counterpart; logs keep gamma-video-2-0-filter-off',
+      'size: 2160x3840, 10-bit H.265',
     ]);
   });
   it('lists the candidates when the resolution is open, and says when the model is unknown', () => {
     expect(quoteBetaTask({ model: 'gamma-video-2-0', content: [text()] }).lines).toHaveLength(4);
     expect(quoteBetaTask({ model: 'gv2' }).lines).toEqual([
-      'sku: unknown (the model is not one of beta-tasks-assets.md §2.1)',
+      'sku: unknown (the model is not one of the documented models)',
     ]);
   });
 });

@@ -2,13 +2,14 @@ import { Command } from 'commander';
 import { ASSET_TYPES, defaultAssetName, guessAssetType } from '../../../contract/beta-assets.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
 
 interface Options {
   group: string;
   url: string;
   type?: string;
   name?: string;
-  model: string;
+  model?: string;
   wait?: boolean;
 }
 
@@ -20,7 +21,7 @@ export default function createCommand(rt: Runtime): Command {
     .requiredOption('--url <https url>', 'publicly downloadable URL (no cookies, login or one-time links)')
     .option('--type <t>', `${ASSET_TYPES.join('|')} (default: guessed from the file extension)`)
     .option('--name <n>', 'asset name (default: the file name)')
-    .requiredOption('-m, --model <model>', 'public model name (e.g. gamma-video-2-0)')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .option(
       '--wait',
       `wait until Active (exit 0) or Failed (exit 1); polls at 2, 5, 10, 20 s (limit: --timeout)`,
@@ -28,14 +29,15 @@ export default function createCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-A failed review or download shows only later, as Status Failed (beta-tasks-assets.md §7), never as a create error.
+A failed review or download shows only later, as Status Failed, never as a create error.
 With --json: the gateway's {ResponseMetadata, Result: {Id}}; with --wait {id, asset}.
 
 Examples:
-  gw beta asset create --group group-1 --url https://example.com/cat.png --type Image --name cat -m gamma-video-2-0 --wait`,
+  gw beta asset create --group "$group" --url https://example.com/cat.png --type Image --name cat --wait`,
     )
     .action(
-      rt.action(async (ctx, opts: Options) => {
+      rt.action(async (ctx, o: Options) => {
+        const opts = { ...o, model: assetModel(ctx, o.model) };
         const type = opts.type ?? guessAssetType(opts.url);
         if (type === undefined) {
           throw new UsageError(

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { Runtime } from '../../context.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
 
 /** `gw beta asset group create`: CreateAssetGroup (§4.2); prints the group id (journaled first). */
 export default function groupCreateCommand(rt: Runtime): Command {
@@ -7,17 +8,18 @@ export default function groupCreateCommand(rt: Runtime): Command {
     .description('create an asset group (GroupType AIGC); prints its id')
     .requiredOption('--name <n>', 'group name')
     .option('--description <d>', 'group description')
-    .requiredOption('-m, --model <model>', 'public model name of the family (e.g. gamma-video-2-0)')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .addHelpText(
       'after',
       `
 With --json: the gateway's {ResponseMetadata, Result: {Id}}.
 
 Examples:
-  group=$(gw beta asset group create --name storyboard -m gamma-video-2-0)`,
+  group=$(gw beta asset group create --name storyboard)`,
     )
     .action(
-      rt.action(async (ctx, opts: { name: string; description?: string; model: string }) => {
+      rt.action(async (ctx, o: { name: string; description?: string; model?: string }) => {
+        const opts = { ...o, model: assetModel(ctx, o.model) };
         const { createGroup } = await import('./journaled.js');
         const client = await ctx.client();
         const { id, data } = await createGroup(ctx, client, opts);

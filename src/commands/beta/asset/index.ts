@@ -20,10 +20,7 @@ export default function assetCommand(rt: Runtime): Command {
       new Command('group')
         .description('asset groups: create')
         .addCommand(groupCreateCommand(rt))
-        .addHelpText(
-          'after',
-          '\nExamples:\n  gw beta asset group create --name storyboard -m gamma-video-2-0',
-        ),
+        .addHelpText('after', '\nExamples:\n  group=$(gw beta asset group create --name storyboard)'),
     )
     .addCommand(createCommand(rt))
     .addCommand(getCommand(rt))
@@ -33,10 +30,10 @@ export default function assetCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-Update*, Delete* and Moderation.Strategy=Skip are not offered by the asset library (beta-tasks-assets.md §4.2).
+Update*, Delete* and Moderation.Strategy=Skip are not offered by the asset library.
 
 Examples:
   gw beta asset upload                                   # interactive on a terminal
-  gw beta asset upload --group group-1 --url https://example.com/cat.png --url https://example.com/theme.mp3`,
+  gw beta asset upload --group "$group" --url https://example.com/cat.png --url https://example.com/theme.mp3`,
     );
 }

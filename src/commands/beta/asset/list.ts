@@ -3,12 +3,12 @@ import type { Asset } from '../../../contract/beta-assets.js';
 import { intOrText } from '../../../contract/beta.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
 
 function positive(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
   const n = intOrText(value);
-  if (typeof n !== 'number' || n < 1)
-    throw new UsageError(`${field}: must be an integer >= 1 (beta-tasks-assets.md §4.2, §8)`, { field });
+  if (typeof n !== 'number' || n < 1) throw new UsageError(`${field}: must be an integer >= 1`, { field });
   return n;
 }
 
@@ -17,7 +17,7 @@ export default function listCommand(rt: Runtime): Command {
   return new Command('list')
     .description('list assets of groups (table: id, group, type, status)')
     .requiredOption('--group <id>', 'group id (repeatable)', (v: string, acc: string[] = []) => [...acc, v])
-    .requiredOption('-m, --model <model>', 'public model name (e.g. gamma-video-2-0)')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .option('--page <n>', 'PageNumber, from 1')
     .option('--page-size <n>', 'PageSize')
     .option('--all', 'walk every page from --page (default 1)')
@@ -27,14 +27,15 @@ export default function listCommand(rt: Runtime): Command {
 With --json: the gateway's {ResponseMetadata, Result}; with --all one document {Items, TotalCount}.
 
 Examples:
-  gw beta asset list --group group-1 -m gamma-video-2-0 --all`,
+  gw beta asset list --group "$group" --all`,
     )
     .action(
       rt.action(
         async (
           ctx,
-          opts: { group: string[]; model: string; page?: string; pageSize?: string; all?: boolean },
+          opts: { group: string[]; model?: string; page?: string; pageSize?: string; all?: boolean },
         ) => {
+          const model = assetModel(ctx, opts.model);
           const first = positive(opts.page, 'page') ?? 1;
           const pageSize = positive(opts.pageSize, 'page-size');
           const assets = await import('../../../client/resources/beta-assets.js');
@@ -48,7 +49,7 @@ Examples:
           for (let p = first; ; p++) {
             const res = await assets.listAssets(
               client,
-              { model: opts.model, groupIds: opts.group, page: p, pageSize },
+              { model, groupIds: opts.group, page: p, pageSize },
               { signal: ctx.signal },
             );
             const got = res.data.Result.Items;

@@ -7,6 +7,7 @@ import {
 } from '../../../contract/beta-assets.js';
 import { InterruptedError, UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
 import { ask, isPromptExit, newGroup, type Plan } from './upload-flow.js';
 import { assertAllActive, assetResumeCommand, watchAssets } from './wait.js';
 import { isInterrupted } from '../../../core/error-map.js';
@@ -15,7 +16,7 @@ import { isInterrupted } from '../../../core/error-map.js';
 export default function uploadCommand(rt: Runtime): Command {
   return new Command('upload')
     .description('register URLs as assets, watch them become Active, print their asset:// references')
-    .option('-m, --model <model>', 'public model name', 'gamma-video-2-0')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .option('--group <id>', 'asset group id (default: ask, or create a new group)')
     .option(
       '--url <url>',
@@ -34,11 +35,11 @@ With --json: {group, assets: [{Id, Name, URL, AssetType, Status, ref}]}.
 
 Examples:
   gw beta asset upload
-  refs=$(gw beta asset upload --group group-1 --url https://example.com/cat.png --url https://example.com/a.mp4)`,
+  refs=$(gw beta asset upload --group "$group" --url https://example.com/cat.png --url https://example.com/a.mp4)`,
     )
     .action(
-      rt.action(async (ctx, o: { model: string; group?: string; url?: string[] }) => {
-        const opts = { ...o, url: o.url ?? [] };
+      rt.action(async (ctx, o: { model?: string; group?: string; url?: string[] }) => {
+        const opts = { ...o, model: assetModel(ctx, o.model), url: o.url ?? [] };
         const interactive = ctx.interactive && !(opts.group !== undefined && opts.url.length > 0);
         if (!interactive && opts.url.length === 0) {
           throw new UsageError('url: give at least one --url (on a terminal gw asks for them)', {

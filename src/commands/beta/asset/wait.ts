@@ -5,6 +5,7 @@ import { formatDuration } from '../../../core/duration.js';
 import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
+import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetId, assetModel } from './ids.js';
 
 /** The command that resumes waiting for these assets. */
 export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
@@ -98,7 +99,7 @@ export function assertAllActive(list: readonly Asset[]): void {
     `asset${failed.length > 1 ? 's' : ''} ${failed.join(', ')} ended Failed (review or preprocessing did not pass)`,
     {
       code: 'asset_failed',
-      hint: 'the asset library shows no failure reason (beta-tasks-assets.md §2.6); check that the URL is publicly downloadable without cookies or login, then create the asset again',
+      hint: 'the asset library shows no failure reason; check that the URL is publicly downloadable without cookies or login, then create the asset again',
     },
   );
 }
@@ -110,7 +111,7 @@ export default function waitCommand(rt: Runtime): Command {
       'wait until assets are Active or Failed (polls at 2, 5, 10, 20 s): exit 0 all Active, 1 any Failed',
     )
     .argument('<asset_id...>')
-    .requiredOption('-m, --model <model>', 'public model name used with the asset library')
+    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
     .option(
       '--timeout <dur>',
       'give up after this long (exit 4, the resume command on stderr); default: no limit',
@@ -121,13 +122,15 @@ export default function waitCommand(rt: Runtime): Command {
 Prints a table (asset, type, status) when done; with --json {assets: [GetAsset Result, ...]}.
 
 Examples:
-  gw beta asset wait asset-20260528140922-d9646 -m gamma-video-2-0 --timeout 5m`,
+  gw beta asset wait $refs --timeout 5m`,
     )
     .action(
-      rt.action(async (ctx, ids: string[], opts: { model: string; timeout?: string }) => {
+      rt.action(async (ctx, refs: string[], opts: { model?: string; timeout?: string }) => {
+        const ids = refs.map(assetId);
+        const model = assetModel(ctx, opts.model);
         const timeoutMs = ctx.waitLimitMs(opts.timeout);
         const client = await ctx.client();
-        const list = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
+        const list = await watchAssets(ctx, client, model, ids, { timeoutMs });
         if (ctx.globals.json) ctx.out.json({ assets: list });
         else
           await ctx.out.table(

@@ -9,6 +9,7 @@ import {
 } from '../../../contract/beta.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../job-output.js';
 
 interface CreateOptions {
   model?: string;
@@ -49,7 +50,7 @@ async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<s
     throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`body: ${path} must hold a JSON object (beta-tasks-assets.md §2.4)`, {
+    throw new UsageError(`body: ${path} must hold a JSON object`, {
       field: 'body',
     });
   }
@@ -120,12 +121,13 @@ export default function createCommand(rt: Runtime): Command {
       `
 Prints only the task id (written to the local journal first, see gw history). With --wait/--download the id is
 printed before waiting; exit codes then follow gw beta task wait. With --json: the gateway's {id}, or with --wait
-one document {id, task, download?}. --dry-run needs no token.
+one document {id, task, download?: {path, bytes, resumed}}; a timeout or Ctrl-C prints the command that resumes
+the whole job (wait, then download). --dry-run needs no token.
 
 Examples:
   gw beta task create "a lighthouse at dusk, slow dolly in" -m gamma-video-2-0 --resolution 1080p --duration 8
-  gw beta task create "extend forward, keep the original clip" -m gamma-video-2-0-fast --ref-video asset-20260528140922-d9646
-  gw beta task create "the cat jumps" -m gamma-video-2-0-mini --first-frame asset://asset-1 --dry-run
+  gw beta task create "extend forward, keep the original clip" -m gamma-video-2-0-fast --ref-video "$(echo "$refs" | tail -1)"
+  gw beta task create "the cat jumps" -m gamma-video-2-0-mini --first-frame "$(echo "$refs" | head -1)" --dry-run
   id=$(gw beta task create "waves" -m gamma-video-2-0-fast --download waves.mp4)`,
     )
     .action(
@@ -133,7 +135,7 @@ Examples:
         const base = opts.body !== undefined ? await readBodyFile(opts.body, ctx.signal) : {};
         let body = buildBetaTaskBody(
           {
-            model: opts.model,
+            model: opts.model ?? ctx.defaultModel('beta'),
             prompt,
             firstFrame: opts.firstFrame,
             lastFrame: opts.lastFrame,
@@ -167,11 +169,9 @@ Examples:
           return;
         }
         const waitMs = ctx.waitLimitMs();
-        if (opts.download !== undefined) {
-          const { checkTarget } = await import('../../../core/download.js');
-          // refuse before creating (and billing) anything
-          await checkTarget(opts.download, false, { allowDirectory: true });
-        }
+        // Refuse before creating (and billing) anything.
+        if (opts.download !== undefined)
+          await checkCreateDownloadTarget(opts.download, 'gw beta task download');
         const tasks = await import('../../../client/resources/beta-tasks.js');
         const client = await ctx.client();
         const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
@@ -188,18 +188,24 @@ Examples:
           return;
         }
         if (!ctx.globals.json) ctx.out.line(id);
-        const { assertSucceeded, followTask } = await import('./wait.js');
-        const task = await followTask(ctx, client, id, { timeoutMs: waitMs });
+        const { assertSucceeded, followTask, resumeCommand } = await import('./wait.js');
+        const resume =
+          opts.download !== undefined
+            ? `${resumeCommand(ctx, id)} && gw beta task download ${id} -o ${shellWord(opts.download)}`
+            : undefined;
+        const task = await followTask(ctx, client, id, { timeoutMs: waitMs, resume });
         if (task.status !== 'succeeded' && ctx.globals.json) ctx.out.json({ id, task });
         assertSucceeded(task);
         let download;
         if (opts.download !== undefined) {
           const { downloadTask } = await import('./download.js');
           const { outputPath } = await import('../../../core/download.js');
-          download = await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) });
-          if (!ctx.globals.json) ctx.out.note(`saved ${download.video.path}`);
+          download = (await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) }))
+            .video;
+          if (!ctx.globals.json) ctx.out.note(`saved ${download.path}`);
         }
-        if (ctx.globals.json) ctx.out.json({ id, task, ...(download ? { download } : {}) });
+        if (ctx.globals.json)
+          ctx.out.json({ id, task, ...(download ? { download: downloadJson(download) } : {}) });
       }),
     );
 }

@@ -10,7 +10,7 @@ export default function deleteCommand(rt: Runtime): Command {
     .addHelpText(
       'after',
       `
-What DELETE does depends on the task's status (beta-tasks-assets.md §3, §7):
+What DELETE does depends on the task's status:
   queued                      → cancelled (it never runs)
   succeeded, failed, expired  → hidden from this tenant (get/list answer task_not_found);
                                 the gateway keeps its audit and billing records
@@ -19,7 +19,7 @@ What DELETE does depends on the task's status (beta-tasks-assets.md §3, §7):
 Prints what happened on stderr; with --json the gateway's answer body.
 
 Examples:
-  gw beta task delete cgt-2026abc`,
+  gw beta task delete "$id"`,
     )
     .action(
       rt.action(async (ctx, id: string) => {
@@ -33,7 +33,7 @@ Examples:
             throw new GatewayError({
               status: e.status,
               code: e.code,
-              message: `task ${id} is running, and the interface does not delete running tasks (beta-tasks-assets.md §3); nothing changed`,
+              message: `task ${id} is running, and the interface does not delete running tasks; nothing changed`,
               requestId: e.requestId,
               hint: `wait until it ends (gw beta task wait ${id}), then delete it to hide it`,
               body: e.body,

@@ -5,8 +5,9 @@ import type { BetaTask } from '../../../contract/beta.js';
 import type { DownloadResult } from '../../../core/download.js';
 import { GwError, UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
+import { downloadJson } from '../../job-output.js';
 
-const TTL_NOTE = 'the result URL stays valid about 24 hours (beta-tasks-assets.md §2.5): keep your own copy';
+const TTL_NOTE = 'the result URL stays valid about 24 hours: keep your own copy';
 
 /** Downloads one result URL (atomic .part + rename, Range resume, progress on stderr). */
 async function fetchTo(
@@ -35,7 +36,7 @@ async function fetchTo(
           if (e instanceof GatewayError && (e.status === 403 || e.status === 404)) {
             throw new GwError(`the result URL answered HTTP ${e.status}: it has probably expired`, {
               code: 'result_url_expired',
-              hint: 'result URLs live about 24 hours (beta-tasks-assets.md §2.5); renewal is not offered, create the task again',
+              hint: 'result URLs live about 24 hours; renewal is not offered, create the task again',
             });
           }
           throw e;
@@ -115,8 +116,8 @@ again. Prints each written path; with --json {id, video: {path, bytes, resumed, 
 The result URL lives about 24 hours: download it soon after the task succeeds.
 
 Examples:
-  gw beta task download cgt-2026abc -o surf.mp4 --last-frame surf-end.png
-  gw beta task download cgt-2026abc -o - | ffprobe -`,
+  gw beta task download "$id" -o surf.mp4 --force
+  gw beta task download "$id" -o - | wc -c`,
     )
     .action(
       rt.action(
@@ -144,8 +145,13 @@ Examples:
             force: opts.force,
             sha256: opts.sha256,
           });
-          if (ctx.globals.json) ctx.out.json(r);
-          else {
+          if (ctx.globals.json) {
+            ctx.out.json({
+              id: r.id,
+              video: downloadJson(r.video),
+              ...(r.last_frame !== undefined ? { last_frame: downloadJson(r.last_frame) } : {}),
+            });
+          } else {
             if (r.video.path !== '-') ctx.out.line(r.video.path);
             if (r.last_frame !== undefined) ctx.out.line(r.last_frame.path);
           }

@@ -2,9 +2,10 @@ import { Command } from 'commander';
 import type { BetaTask } from '../../../contract/beta.js';
 import type { Cell } from '../../../ui/output.js';
 import type { Runtime } from '../../context.js';
+import { formatLocalTime } from '../../video/shared.js';
 
 function time(s: number | undefined): string | undefined {
-  return s !== undefined ? new Date(s * 1000).toISOString().replace('.000Z', 'Z') : undefined;
+  return s !== undefined ? formatLocalTime(new Date(s * 1000)) : undefined;
 }
 
 /** A task record (§2.5) as aligned key-value rows. */
@@ -44,7 +45,7 @@ export default function getCommand(rt: Runtime): Command {
     .argument('<task_id>')
     .addHelpText(
       'after',
-      '\nExamples:\n  gw beta task get cgt-2026abc\n  gw beta task get cgt-2026abc --json | jq -r .content.video_url',
+      '\nExamples:\n  gw beta task get "$id"\n  gw beta task get "$id" --json | jq -r .content.video_url',
     )
     .action(
       rt.action(async (ctx, id: string) => {

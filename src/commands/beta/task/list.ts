@@ -8,6 +8,7 @@ import {
 import { check } from '../../../contract/validate.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Runtime } from '../../context.js';
+import { formatLocalTime } from '../../video/shared.js';
 
 interface ListOptions {
   status?: string;
@@ -22,7 +23,7 @@ function positive(value: string | undefined, field: string): number | undefined 
   if (value === undefined) return undefined;
   const n = intOrText(value);
   if (typeof n !== 'number' || n < 1) {
-    throw new UsageError(`${field}: must be an integer >= 1 (beta-tasks-assets.md §4.1, §8)`, { field });
+    throw new UsageError(`${field}: must be an integer >= 1`, { field });
   }
   return n;
 }
@@ -55,7 +56,7 @@ With --json: the gateway's {items, total}; with --all one document {items, total
 Examples:
   gw beta task list --status running
   gw beta task list --all --page-size 100 --json | jq -r '.items[].id'
-  gw beta task list --ids cgt-1,cgt-2`,
+  gw beta task list --ids "$id"`,
     )
     .action(
       rt.action(async (ctx, opts: ListOptions) => {
@@ -114,9 +115,7 @@ Examples:
             t.status,
             t.resolution,
             t.duration !== undefined ? `${t.duration}s` : undefined,
-            t.created_at !== undefined
-              ? new Date(t.created_at * 1000).toISOString().replace('.000Z', 'Z')
-              : undefined,
+            t.created_at !== undefined ? formatLocalTime(new Date(t.created_at * 1000)) : undefined,
           ]),
         );
         if (opts.all !== true && items.length < total) {

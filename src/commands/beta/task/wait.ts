@@ -20,7 +20,7 @@ export async function followTask(
   ctx: Context,
   client: GatewayClient,
   id: string,
-  o: { timeoutMs: number | undefined },
+  o: { timeoutMs: number | undefined; resume?: string | undefined },
 ): Promise<BetaTask> {
   const tasks = await import('../../../client/resources/beta-tasks.js');
   const spin = await ctx.progress.spinner(`task ${id}: waiting`);
@@ -39,7 +39,7 @@ export async function followTask(
   } catch (e) {
     spin.stop();
     if (last !== undefined) ctx.journal().update('beta-task', id, last.status);
-    const hint = `resume with: ${resumeCommand(ctx, id)}`;
+    const hint = `resume with: ${o.resume ?? resumeCommand(ctx, id)}`;
     if (isTimeout(e)) {
       throw new TimeoutError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, {
         hint,
@@ -68,7 +68,7 @@ export function assertSucceeded(task: BetaTask): void {
         ? 'the task passed execution_expires_after before it finished; create it again'
         : task.status === 'cancelled'
           ? 'the task was cancelled; create it again if needed'
-          : 'failed tasks are not billed as successes (beta-tasks-assets.md §1); check the prompt and references and create it again',
+          : 'failed tasks are not billed as successes; check the prompt and references and create it again',
   });
 }
 
@@ -88,7 +88,7 @@ Prints the final task record (like \`gw beta task get\`); with --json the final 
 when it ended failed/expired/cancelled. Ctrl-C exits 130 and prints the command that resumes the wait. Polls with exponential backoff (2 s to 30 s) and tolerates brief 429/5xx answers.
 
 Examples:
-  gw beta task wait cgt-2026abc --timeout 20m && gw beta task download cgt-2026abc -o clip.mp4`,
+  gw beta task wait "$id" --timeout 20m && gw beta task download "$id" -o clip.mp4`,
     )
     .action(
       rt.action(async (ctx, id: string, opts: { timeout?: string }) => {

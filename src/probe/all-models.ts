@@ -1,0 +1,547 @@
+/**
+ * `gw probe --all-models`: every model of `GET /v1/models` gets the cheapest request of its kind (the kind table of
+ * src/contract/model-kinds.ts), one row per model and mode. Bounded: a few requests in flight, a small output
+ * budget (more for reasoning models), and a time limit per row. Authentication, quota and rate-limit answers are
+ * classified as such: they say nothing about the model.
+ */
+import type { Exchange, GatewayClient } from '../client/gateway-client.js';
+import { formatDuration } from '../core/duration.js';
+import { InterruptedError, TimeoutError } from '../core/errors.js';
+import {
+  PROBE_MAX_TOKENS,
+  TASK_KINDS,
+  modelKindOf,
+  type ModelKind,
+  type ModelKindInfo,
+} from '../contract/model-kinds.js';
+import {
+  VIDEO_REFERENCE_RULES,
+  minVideoSecondsFor,
+  videoListPrice,
+  type VideoReferenceRule,
+} from '../contract/video.js';
+import { BudgetLedger, type Budget } from './budget.js';
+import { CHECKS, type Check, type CheckContext } from './checks.js';
+import {
+  DEFAULT_PLAN,
+  errorOf,
+  finalize,
+  summarize,
+  type CheckError,
+  type CheckOutcome,
+  type CheckRecord,
+  type ProbeReport,
+  type StreamTiming,
+} from './runner.js';
+
+/** Requests in flight at most. */
+export const ALL_MODELS_CONCURRENCY = 3;
+
+/** Options of an `--all-models` run. */
+export interface AllModelsOptions {
+  gateway: string;
+  kinds: readonly ModelKind[];
+  skipGlobs: readonly string[];
+  bothStreamModes: boolean;
+  budget: Budget;
+  allowUnpriced: boolean;
+  /** Time limit of one row (a task row: `taskTimeoutMs`). */
+  rowTimeoutMs: number;
+  taskTimeoutMs: number;
+  videoPoll: { initialMs: number; maxMs: number };
+  /** A public https image (image edits and alpha's first frame). */
+  probeImage: string | undefined;
+  signal: AbortSignal;
+  client(o: { validate: boolean; onExchange: (x: Exchange) => void }): Promise<GatewayClient>;
+  note(text: string): void;
+  onCreated?(kind: 'video', id: string, model: string, requestId: string | undefined): void;
+  onFinish?(record: CheckRecord): void;
+  now?: () => number;
+  clock?: () => Date;
+  concurrency?: number;
+}
+
+/** A planned row: a model, the check it gets, or why it is not probed. */
+export interface PlannedRow {
+  model: string;
+  check: string;
+  kind?: ModelKind;
+  info?: ModelKindInfo;
+  stream: boolean;
+  /** Set when the row is not sent. */
+  skip?: { detail: string; class?: string };
+}
+
+/** `*` and `?` globs, anchored, case-sensitive. */
+export function globToRegExp(glob: string): RegExp {
+  const re = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${re}$`);
+}
+
+const STREAMABLE: readonly ModelKind[] = ['chat', 'responses', 'messages'];
+
+/** The check names of a kind's rows: `chat` and, with both modes, `chat-stream`. */
+function checksOf(kind: ModelKind, both: boolean): Array<{ check: string; stream: boolean }> {
+  if (!STREAMABLE.includes(kind)) return [{ check: kind, stream: false }];
+  return both
+    ? [
+        { check: kind, stream: false },
+        { check: `${kind}-stream`, stream: true },
+      ]
+    : [{ check: kind, stream: false }];
+}
+
+/** Plans the rows for the listed models: kind, selection, globs, budget. */
+export function planRows(models: readonly string[], o: AllModelsOptions): PlannedRow[] {
+  const globs = o.skipGlobs.map((g) => [g, globToRegExp(g)] as const);
+  const ledger = new BudgetLedger(o.budget);
+  const rows: PlannedRow[] = [];
+  for (const model of models) {
+    const info = modelKindOf(model);
+    if (info === undefined) {
+      rows.push({
+        model,
+        check: 'unknown',
+        stream: false,
+        skip: {
+          detail:
+            'not probed: unknown kind (the name is in no model table and follows no known naming convention)',
+          class: 'unknown-kind',
+        },
+      });
+      continue;
+    }
+    const kind = info.kind;
+    const base = { model, kind, info };
+    const glob = globs.find(([, re]) => re.test(model));
+    for (const { check, stream } of checksOf(kind, o.bothStreamModes)) {
+      const row: PlannedRow = { ...base, check, stream };
+      if (glob !== undefined) row.skip = { detail: `skipped (--skip-model ${glob[0]})` };
+      else if (!o.kinds.includes(kind)) {
+        row.skip = {
+          detail: TASK_KINDS.includes(kind)
+            ? `not probed: ${kind} creates a paid task (add --kind ${kind} and a --budget to probe it)`
+            : `not selected (--kind)`,
+        };
+      } else if (kind === 'video' && needsReferences(model)) {
+        row.skip = {
+          detail: 'not probed: this video model needs reference media (the probe sends a text-only request)',
+        };
+      } else if (TASK_KINDS.includes(kind)) {
+        const why = budgetProblem(model, kind, ledger, o.allowUnpriced);
+        if (why !== undefined) row.skip = { detail: `not probed: ${why}` };
+      } else if ((kind === 'image-edit' || kind === 'alpha') && o.probeImage === undefined) {
+        row.skip = { detail: 'not probed: needs --probe-image <public https url> (the gateway fetches it)' };
+      }
+      if (row.skip === undefined && kind === 'alpha' && o.probeImage === undefined) {
+        row.skip = { detail: 'not probed: needs --probe-image <public https url>' };
+      }
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
+/** True when a video model of the table rejects a text-only request (common.md §2.3 reference table). */
+function needsReferences(model: string): boolean {
+  const rule = (VIDEO_REFERENCE_RULES as Readonly<Record<string, VideoReferenceRule | undefined>>)[model];
+  return (
+    rule !== undefined &&
+    ((rule.images?.min ?? 0) > 0 || rule.needsReference === true || rule.needsVideo === true)
+  );
+}
+
+/** The list price of a task row counted against the budget; a reason when it cannot be. */
+function budgetProblem(
+  model: string,
+  kind: ModelKind,
+  ledger: BudgetLedger,
+  allowUnpriced: boolean,
+): string | undefined {
+  const price = kind === 'video' ? videoListPrice(model, minVideoSecondsFor(model), '720p') : undefined;
+  if (price?.amount === undefined) {
+    if (allowUnpriced) return undefined;
+    return `its list price is not documented, so --budget cannot bound it (--allow-unpriced to probe it anyway)`;
+  }
+  return ledger.take(price.currency, price.amount);
+}
+
+/** How an error is classified: answers about the token, the quota or the rate say nothing about the model. */
+export function classify(e: CheckError): string {
+  const code = e.code.toLowerCase();
+  if (/quota|insufficient|balance|billing|credit|payment/.test(code) || e.status === 402) return 'quota';
+  if (e.status === 401 || /invalid_api_key|authentication|unauthori[sz]ed|^1002$/.test(code)) return 'auth';
+  if (e.status === 429 || /rate_limit|too_many/.test(code)) return 'rate-limit';
+  if (e.status === 403 && /permission|forbidden|access/.test(code)) return 'auth';
+  if (code === 'timeout') return 'timeout';
+  return 'model';
+}
+
+const PROMPT = 'Reply with the single word: ok';
+const NOTE: Record<string, string> = {
+  auth: 'the token was refused: not a model fault',
+  quota: 'quota or balance exhausted: not a model fault',
+  'rate-limit': 'rate limited: not a model fault',
+  timeout: 'no answer within the row time limit',
+};
+
+function rec(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+}
+
+/** Text a stream event carries (chat delta, responses output_text delta, messages text/thinking delta). */
+function eventText(ev: unknown): string {
+  const e = rec(ev);
+  let out = '';
+  for (const choice of Array.isArray(e.choices) ? e.choices : []) {
+    const d = rec(rec(choice).delta);
+    for (const k of ['content', 'reasoning_content']) if (typeof d[k] === 'string') out += d[k];
+  }
+  if (typeof e.type === 'string' && e.type.endsWith('.delta') && typeof e.delta === 'string') out += e.delta;
+  const delta = rec(e.delta);
+  for (const k of ['text', 'thinking']) if (typeof delta[k] === 'string') out += delta[k];
+  return out;
+}
+
+/** Drains a stream: chunk timing, time to first text. */
+async function drain(
+  events: AsyncIterable<unknown>,
+  now: () => number,
+  t0: number,
+): Promise<{ chunks: number; ttft?: number; timing?: StreamTiming; text: string }> {
+  let chunks = 0;
+  let first: number | undefined;
+  let last = 0;
+  let ttft: number | undefined;
+  let text = '';
+  for await (const ev of events) {
+    const t = now() - t0;
+    chunks++;
+    first ??= t;
+    last = t;
+    const piece = eventText(ev);
+    if (piece !== '') {
+      ttft ??= t;
+      text += piece;
+    }
+  }
+  return {
+    chunks,
+    text,
+    ...(ttft !== undefined ? { ttft } : {}),
+    ...(first !== undefined ? { timing: { chunks, firstMs: first, lastMs: last } } : {}),
+  };
+}
+
+const api = {
+  chat: () => import('../client/resources/chat.js'),
+  responses: () => import('../client/resources/responses.js'),
+  messages: () => import('../client/resources/messages.js'),
+  embeddings: () => import('../client/resources/embeddings.js'),
+  images: () => import('../client/resources/images.js'),
+  alpha: () => import('../client/resources/alpha.js'),
+  beta: () => import('../client/resources/beta-tasks.js'),
+  models: () => import('../client/resources/models.js'),
+};
+
+/** Sends one row's request and judges the answer. */
+async function sendRow(
+  row: PlannedRow,
+  client: GatewayClient,
+  signal: AbortSignal,
+  o: AllModelsOptions,
+  ctxFor: () => CheckContext,
+  now: () => number,
+): Promise<CheckOutcome> {
+  const model = row.model;
+  const maxTokens = row.info?.reasoning === true ? PROBE_MAX_TOKENS.reasoning : PROBE_MAX_TOKENS.plain;
+  const s = { signal };
+  const ok = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
+    status: 'pass',
+    detail,
+    ...extra,
+  });
+  const bad = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
+    status: 'fail',
+    detail,
+    ...extra,
+  });
+  const messages = [{ role: 'user', content: PROMPT }];
+  if (row.stream) {
+    const t0 = now();
+    const kind = row.kind;
+    const stream =
+      kind === 'chat'
+        ? await (await api.chat()).stream(client, { model, messages, max_tokens: maxTokens }, s)
+        : kind === 'responses'
+          ? await (
+              await api.responses()
+            ).stream(
+              client,
+              {
+                model,
+                input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }],
+                max_output_tokens: maxTokens,
+              } as never,
+              s,
+            )
+          : await (await api.messages()).stream(client, { model, max_tokens: maxTokens, messages }, s);
+    const d = await drain(stream.events as AsyncIterable<unknown>, now, t0);
+    const at = { requestId: stream.requestId, ttftMs: d.ttft, stream: d.timing };
+    if (d.ttft === undefined) return bad(`no text in ${d.chunks} events`, at);
+    return ok(`${d.chunks} events, first token at ${Math.round(d.ttft)}ms`, at);
+  }
+  switch (row.kind) {
+    case 'chat': {
+      const res = await (await api.chat()).create(client, { model, messages, max_tokens: maxTokens }, s);
+      const choice = rec(res.data.choices[0]);
+      const msg = rec(choice.message);
+      const text = [msg.content, msg.reasoning_content].filter((t) => typeof t === 'string').join('');
+      const usage = rec(res.data.usage);
+      if (text === '' && choice.finish_reason !== 'length')
+        return bad('no assistant text in choices[0]', { requestId: res.requestId });
+      return ok(
+        `${JSON.stringify(text.slice(0, 20))} (${typeof usage.completion_tokens === 'number' ? usage.completion_tokens : '?'} out tokens)`,
+        { requestId: res.requestId },
+      );
+    }
+    case 'responses': {
+      const r = await api.responses();
+      const res = await r.create(
+        client,
+        {
+          model,
+          input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }],
+          max_output_tokens: maxTokens,
+        } as never,
+        s,
+      );
+      const text = r.outputText(res.data);
+      const status = rec(res.data).status;
+      if (text === '' && status !== 'incomplete')
+        return bad('the answer carries no output text', { requestId: res.requestId });
+      return ok(`${JSON.stringify(text.slice(0, 20))}${status === 'incomplete' ? ' (incomplete)' : ''}`, {
+        requestId: res.requestId,
+      });
+    }
+    case 'messages': {
+      const m = await api.messages();
+      const res = await m.create(client, { model, max_tokens: maxTokens, messages }, s);
+      const text = m.text(res.data);
+      if (text === '' && rec(res.data).stop_reason !== 'max_tokens')
+        return bad('no text block', { requestId: res.requestId });
+      return ok(JSON.stringify(text.slice(0, 20)), { requestId: res.requestId });
+    }
+    case 'embeddings': {
+      const e = await api.embeddings();
+      const res = await e.create(client, { model, input: ['gw probe'] }, s);
+      const v = e.vectors(res.data);
+      if (v.length === 0 || v[0]?.length === 0)
+        return bad('no vector in data[]', { requestId: res.requestId });
+      return ok(`1 vector of ${v[0]?.length ?? 0} dims`, { requestId: res.requestId });
+    }
+    case 'image':
+    case 'image-edit': {
+      const images = await api.images();
+      const body = { model, prompt: 'gw probe: a small blue square', n: 1, response_format: 'url' };
+      const res =
+        row.kind === 'image'
+          ? await images.generate(client, body as never, s)
+          : await images.edit(client, { ...body, images: [{ image_url: o.probeImage }] } as never, s);
+      const n = Array.isArray(res.data.data) ? res.data.data.length : 0;
+      if (n === 0)
+        return bad('no image in data[] (an edit model and a public input URL are needed)', {
+          requestId: res.requestId,
+        });
+      return ok(`${n} image`, { requestId: res.requestId });
+    }
+    case 'video': {
+      const video = CHECKS.find((c) => c.id === 'video') as Check;
+      return video.run(ctxFor());
+    }
+    case 'alpha': {
+      const a = await api.alpha();
+      const res = await a.image2video(
+        client,
+        { model_name: model, image: o.probeImage, prompt: 'gw probe', mode: 'std', duration: '5' },
+        s,
+      );
+      const id = res.data.data.task_id;
+      return ok(
+        `task ${id} ${res.data.data.task_status} (the documents show no query endpoint: not followed)`,
+        {
+          requestId: res.data.request_id ?? res.requestId,
+          data: { taskId: id },
+        },
+      );
+    }
+    case 'beta': {
+      const b = await api.beta();
+      const created = await b.create(
+        client,
+        {
+          model,
+          content: [{ type: 'text', text: 'gw probe: a slow pan over a calm sea' }],
+          resolution: '480p',
+          duration: 4,
+          generate_audio: false,
+        },
+        s,
+      );
+      const id = created.data.id;
+      const done = await b.wait(client, id, {
+        signal,
+        timeoutMs: o.taskTimeoutMs,
+        initialMs: o.videoPoll.initialMs,
+        maxMs: o.videoPoll.maxMs,
+      });
+      const at = { requestId: created.requestId, data: { taskId: id, state: done.status } };
+      return done.status === 'succeeded' ? ok(`${id} succeeded`, at) : bad(`${id} ended ${done.status}`, at);
+    }
+    default:
+      return bad(`no probe for kind ${String(row.kind)}`);
+  }
+}
+
+/** Runs one planned row within its time limit; returns its record. */
+async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): Promise<CheckRecord> {
+  const id = `${row.check}:${row.model}`;
+  const check: Check = {
+    id,
+    title: `${row.check} ${row.model}`,
+    run: () => Promise.reject(new Error('unused')),
+  };
+  const base = { check: row.check, model: row.model, ...(row.kind !== undefined ? { kind: row.kind } : {}) };
+  if (row.skip !== undefined) {
+    return {
+      id,
+      title: check.title,
+      status: 'skip',
+      latencyMs: 0,
+      detail: row.skip.detail,
+      ...base,
+      ...(row.skip.class !== undefined ? { class: row.skip.class } : {}),
+    };
+  }
+  const task = TASK_KINDS.includes(row.kind as ModelKind);
+  const limit = task ? o.taskTimeoutMs + 30_000 : o.rowTimeoutMs;
+  // The row's own signal: aborted by its time limit or by the run's signal (linked by hand: AbortSignal.any on a
+  // signal that lives as long as a watch keeps every row's signal reachable on some Node versions).
+  const timer = new AbortController();
+  const t = setTimeout(
+    () => timer.abort(new TimeoutError(`no answer within ${formatDuration(limit)}`)),
+    limit,
+  );
+  const forward = (): void => timer.abort(o.signal.reason);
+  o.signal.addEventListener('abort', forward, { once: true });
+  const signal = timer.signal;
+  const exchanges: Exchange[] = [];
+  const client = await o.client({ validate: true, onExchange: (x) => exchanges.push(x) });
+  const ctxFor = (): CheckContext => ({
+    plan: { ...DEFAULT_PLAN, models: [], videoModel: row.model },
+    signal,
+    videoTimeoutMs: o.taskTimeoutMs,
+    videoPoll: o.videoPoll,
+    now,
+    client: () => Promise.resolve(client),
+    exchanges: () => exchanges,
+    note: (text) => o.note(text),
+    update: () => {},
+    created: (kind, cid, model, requestId) => o.onCreated?.(kind, cid, model, requestId),
+  });
+  const started = now();
+  let outcome: CheckOutcome;
+  try {
+    outcome = await sendRow(row, client, signal, o, ctxFor, now);
+  } catch (e) {
+    if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
+    const flag = task ? '--video-timeout' : '--model-timeout';
+    const error: CheckError = timer.signal.aborted
+      ? { code: 'timeout', message: `no answer within ${formatDuration(limit)} (${flag})` }
+      : errorOf(e);
+    outcome = { status: 'fail', detail: `${error.code}: ${error.message}`, error };
+  } finally {
+    clearTimeout(t);
+    o.signal.removeEventListener('abort', forward);
+  }
+  const record: CheckRecord = { ...finalize(check, outcome, now() - started, exchanges), ...base };
+  if (record.status === 'fail' && record.error !== undefined) {
+    const cls = classify(record.error);
+    record.class = cls;
+    if (cls === 'rate-limit') record.status = 'warn';
+    const note = NOTE[cls];
+    if (note !== undefined) record.detail = `${cls}: ${note}; ${record.detail}`;
+  } else if (record.status === 'fail') record.class = 'model';
+  return record;
+}
+
+/** Runs `tasks` with at most `n` in flight, keeping their order in the result. */
+async function pool<T>(n: number, tasks: ReadonlyArray<() => Promise<T>>): Promise<T[]> {
+  const out = new Array<T>(tasks.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++;
+      out[i] = await (tasks[i] as () => Promise<T>)();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, tasks.length) }, worker));
+  return out;
+}
+
+/** The model list, then one row per model and mode. */
+export async function runAllModels(o: AllModelsOptions): Promise<ProbeReport> {
+  const now = o.now ?? (() => Number(process.hrtime.bigint()) / 1e6);
+  const clock = o.clock ?? (() => new Date());
+  const startedAt = clock();
+  const t0 = now();
+  const exchanges: Exchange[] = [];
+  const listCheck: Check = {
+    id: 'models',
+    title: 'model list (GET /v1/models)',
+    run: () => Promise.reject(new Error('unused')),
+  };
+  let models: string[] = [];
+  let listOutcome: CheckOutcome;
+  const started = now();
+  try {
+    const client = await o.client({ validate: true, onExchange: (x) => exchanges.push(x) });
+    const res = await (await api.models()).list(client, { signal: o.signal });
+    models = res.data.data.map((m) => m.id);
+    listOutcome = {
+      status: 'pass',
+      detail: `${models.length} visible`,
+      requestId: res.requestId,
+      data: { visible: models.length },
+    };
+  } catch (e) {
+    if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
+    const error = errorOf(e);
+    listOutcome = { status: 'fail', detail: `${error.code}: ${error.message}`, error };
+  }
+  const listRecord = finalize(listCheck, listOutcome, now() - started, exchanges);
+  if (listRecord.status === 'fail' && listRecord.error !== undefined)
+    listRecord.class = classify(listRecord.error);
+  o.onFinish?.(listRecord);
+  const rows = planRows(models, o);
+  const records = await pool(
+    o.concurrency ?? ALL_MODELS_CONCURRENCY,
+    rows.map((row) => async () => {
+      const r = await runRow(row, o, now);
+      o.onFinish?.(r);
+      return r;
+    }),
+  );
+  const checks = [listRecord, ...records];
+  return {
+    gateway: o.gateway,
+    startedAt: startedAt.toISOString(),
+    finishedAt: clock().toISOString(),
+    durationMs: Math.round(now() - t0),
+    checks,
+    summary: summarize(checks),
+  };
+}

@@ -1,0 +1,5 @@
+import { afterAll } from 'vitest';
+import { removeTempDirs } from './tmp.js';
+
+// Each test file removes the config/state/bin directories its helpers created.
+afterAll(() => removeTempDirs());
