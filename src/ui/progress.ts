@@ -31,18 +31,62 @@ export function formatElapsed(ms: number): string {
 
 /**
  * Fits a status line in one terminal row: a terminal that reports no width (0 or undefined, as under `script`)
- * counts as 80 columns, so a line never wraps and `\r` always returns to its start.
+ * counts as 80 columns, so a line never wraps and `\r` always returns to its start. `reserve` keeps that many
+ * columns free for what follows the text (the spinner's elapsed time).
  */
-export function fitLine(text: string, columns: number | undefined): string {
-  const width = columns !== undefined && columns >= 20 ? columns - 1 : 79;
+export function fitLine(text: string, columns: number | undefined, reserve = 0): string {
+  const width = (columns !== undefined && columns >= 20 ? columns - 1 : 79) - reserve;
   const flat = text.replace(/\s*\n\s*/g, ' ');
-  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+  return flat.length > width ? `${flat.slice(0, Math.max(0, width - 1))}…` : flat;
 }
+
+type Stderr = NodeJS.WritableStream & { columns?: number };
+
+/**
+ * What the spinner engine (ora) draws on: stderr as a terminal whose width is the real one when it is at least
+ * 20 columns and 80 otherwise. ora divides by `columns` to count the rows to clear, so a terminal reporting 0
+ * (as under `script`) would otherwise make it clear and redraw endlessly. ora calls write, isTTY, columns,
+ * rows, cursorTo, clearLine, moveCursor and once/removeListener('drain') on its stream.
+ */
+class SpinnerStream {
+  readonly isTTY = true;
+  constructor(private readonly err: Stderr) {}
+  get columns(): number {
+    const c = this.err.columns;
+    return c !== undefined && c >= 20 ? c : 80;
+  }
+  write(chunk: string | Uint8Array): boolean {
+    return this.err.write(chunk);
+  }
+  /** `\r` (plus a move right): a carriage return works on every terminal. */
+  cursorTo(x: number): boolean {
+    return this.err.write(x > 0 ? `\r\x1b[${x}C` : '\r');
+  }
+  clearLine(dir: -1 | 0 | 1): boolean {
+    return this.err.write(dir === 1 ? '\x1b[K' : dir === -1 ? '\x1b[1K' : '\x1b[2K');
+  }
+  moveCursor(dx: number, dy: number): boolean {
+    const h = dx > 0 ? `\x1b[${dx}C` : dx < 0 ? `\x1b[${-dx}D` : '';
+    const v = dy > 0 ? `\x1b[${dy}B` : dy < 0 ? `\x1b[${-dy}A` : '';
+    return this.err.write(h + v);
+  }
+  once(event: string, fn: () => void): this {
+    this.err.once(event, fn);
+    return this;
+  }
+  removeListener(event: string, fn: () => void): this {
+    this.err.removeListener(event, fn);
+    return this;
+  }
+}
+
+/** Columns kept for the spinner's frame, spaces and elapsed time (`⠋ ` … ` 12m05s`). */
+const SPINNER_RESERVE = 10;
 
 /**
  * Progress on stderr: a one-line spinner when stderr is a TTY and neither --json nor --quiet is set. It redraws
- * once a second (so the elapsed time moves between polls) with `\r` and clear-to-end-of-line, never more than one
- * row, and never touches standard input (no raw mode: Ctrl-C stays a signal).
+ * once a second (so the elapsed time moves between polls), never more than one row, and never touches standard
+ * input (no raw mode: Ctrl-C stays a signal). The spinner engine is ora, loaded only when a spinner is shown.
  */
 export class Progress {
   constructor(private readonly out: Output) {}
@@ -53,35 +97,48 @@ export class Progress {
   }
 
   /** Starts a spinner. */
-  spinner(text: string): Promise<Spinner> {
-    if (!this.enabled) return Promise.resolve(NOOP);
-    const err = this.out.io.stderr as NodeJS.WritableStream & { columns?: number };
+  async spinner(text: string): Promise<Spinner> {
+    if (!this.enabled) return NOOP;
+    const { default: ora } = await import('ora');
+    const err = this.out.io.stderr as Stderr;
+    const stream = new SpinnerStream(err);
+    const clean = (t: string): string => this.out.redactor.redact(neutralize(t));
+    const fit = (t: string): string => fitLine(clean(t), stream.columns, SPINNER_RESERVE);
     const started = Date.now();
     let label = text;
-    let frame = 0;
-    let drawn = false;
-    const draw = (): void => {
-      const line = `${FRAMES[frame++ % FRAMES.length] ?? '-'} ${label} ${formatElapsed(Date.now() - started)}`;
-      err.write(`\r${fitLine(this.out.redactor.redact(neutralize(line)), err.columns)}\x1b[K`);
-      drawn = true;
-    };
-    const timer = setInterval(draw, SPINNER_TICK_MS);
-    timer.unref();
-    draw();
+    const o = ora({
+      stream: stream as unknown as NodeJS.WritableStream,
+      text: fit(label),
+      suffixText: () => formatElapsed(Date.now() - started),
+      spinner: { frames: FRAMES, interval: SPINNER_TICK_MS },
+      interval: SPINNER_TICK_MS,
+      color: false,
+      isEnabled: true,
+      // Raw mode on stdin would turn Ctrl-C into a keystroke instead of SIGINT.
+      discardStdin: false,
+      // ora shows the cursor again when it stops, and (through restore-cursor) when the process exits.
+      hideCursor: true,
+    });
+    o.start();
+    let spinning = true;
     const end = (mark?: string, t?: string): void => {
-      clearInterval(timer);
-      if (drawn) err.write('\r\x1b[K');
-      drawn = false;
-      if (mark !== undefined) err.write(`${mark} ${this.out.redactor.redact(neutralize(t ?? label))}\n`);
+      if (spinning) {
+        spinning = false;
+        if (mark === undefined) o.stop();
+        else o.stopAndPersist({ symbol: mark, text: clean(t ?? label), suffixText: '' });
+      } else if (mark !== undefined) {
+        err.write(`${mark} ${clean(t ?? label)}\n`);
+      }
     };
-    return Promise.resolve({
+    return {
       update: (t) => {
         label = t;
+        o.text = fit(t);
       },
       succeed: (t) => end('✔', t),
       fail: (t) => end('✖', t),
       stop: () => end(),
-    });
+    };
   }
 
   /** A one-line byte progress bar with size and rate, redrawn in place. */

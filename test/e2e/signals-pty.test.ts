@@ -26,6 +26,10 @@ describe('Ctrl-C and SIGTERM', () => {
     s.type('\x03');
     expect(await s.exited).toBe(130);
     expect(stripAnsi(s.output())).toContain(`gw video wait ${id}`);
+    // The spinner hid the cursor; it is shown again before the process ends.
+    const out = s.output();
+    expect(out).toContain('\u001b[?25l');
+    expect(out.lastIndexOf('\u001b[?25h')).toBeGreaterThan(out.lastIndexOf('\u001b[?25l'));
   });
 
   it('Ctrl-C during beta task wait: exit 130 and the resume command', async () => {

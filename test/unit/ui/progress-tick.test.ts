@@ -29,12 +29,9 @@ describe('the wait spinner', () => {
     const lines = text()
       .split('\r')
       .filter((l) => l.includes('video_1'));
-    expect(lines.map((l) => / (\d+s)$/.exec(l.replace('\u001b[K', ''))?.[1])).toEqual([
-      '0s',
-      '1s',
-      '2s',
-      '3s',
-    ]);
+    // eslint-disable-next-line no-control-regex
+    const visible = (l: string): string => l.replace(/\u001b\[[0-9;?]*[a-zA-Z]/g, '');
+    expect(lines.map((l) => / (\d+s)$/.exec(visible(l))?.[1])).toEqual(['0s', '1s', '2s', '3s']);
     s.stop();
     await vi.advanceTimersByTimeAsync(3000);
     expect(
