@@ -66,7 +66,8 @@ export default function probeHistoryCommand(rt: Runtime): Command {
           now: Date.now(),
           sinceMs,
           check: opts.check,
-          model: opts.model,
+          // `gw probe history --model m`: the parent's repeatable --model takes the flag (as with --html above).
+          model: opts.model ?? command.parent?.opts<{ model?: string[] }>().model?.[0],
         });
         // The report names the gateways its runs probed (the history may hold several).
         await writeHtml?.(view, [...new Set(runs.map((r) => r.gateway))].join(', ') || 'none recorded');

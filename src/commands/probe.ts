@@ -90,6 +90,7 @@ SLOs: --slo 'ttft<2s,latency<10s' fails a passing check that misses a bound; --w
   The bounds are in the report's "slo" (ms). Latency bounds skip task checks (video, alpha, beta).
 Watch (--every <dur>): a run per interval, never two at once, until Ctrl-C or SIGTERM (exit 0 after the last
   metrics are written and queued webhooks sent). One summary line per run (--json: one report per line).
+  The video check is skipped in a watch unless --only names it; --budget applies to each run.
   --metrics-port serves /metrics (Prometheus text, OpenMetrics on request) on 127.0.0.1 (--metrics-host);
   --metrics-file writes the same text atomically (temp file + rename: node_exporter's textfile collector).
   Metrics: probe_success, probe_duration_seconds, gw_probe_check_success{check,model},
@@ -191,6 +192,18 @@ export default function probeCommand(rt: Runtime): Command {
           only: opts.only ?? [],
           skip: opts.skip ?? [],
         });
+        // A watch would create a paid video every run: the video check runs in a watch only when --only names it.
+        if (
+          settings.watch !== undefined &&
+          selection.run.has('video') &&
+          opts.only?.includes('video') !== true
+        ) {
+          selection.run.delete('video');
+          selection.skipReason.set(
+            'video',
+            'skipped in a watch: each run would create a paid video (--only video to include it)',
+          );
+        }
         const videoTimeoutMs = parseDuration(opts.videoTimeout, 'video-timeout');
         const plan = runner.planModels(
           { models: opts.model, ...opts },
@@ -243,18 +256,24 @@ export default function probeCommand(rt: Runtime): Command {
           }): Promise<ProbeReport> => {
             let report: ProbeReport;
             if (allModels !== undefined) {
+              // On a terminal, one spinner line: rows done, and the last one finished.
+              const spinner = watching ? undefined : await ctx.progress.spinner('probing the model list');
+              let done = 0;
               report = await (
                 await import('../probe/all-models.js')
-              ).runAllModels({
-                ...allModels,
-                gateway: first.baseUrl,
-                taskTimeoutMs: videoTimeoutMs,
-                videoPoll,
-                signal: ctx.signal,
-                client: clientFor,
-                note: (text) => ctx.out.note(text),
-                onCreated,
-              });
+              )
+                .runAllModels({
+                  onFinish: (r) => spinner?.update(`${++done} rows done; ${r.id}: ${r.status}`),
+                  ...allModels,
+                  gateway: first.baseUrl,
+                  taskTimeoutMs: videoTimeoutMs,
+                  videoPoll,
+                  signal: ctx.signal,
+                  client: clientFor,
+                  note: (text) => ctx.out.note(text),
+                  onCreated,
+                })
+                .finally(() => spinner?.stop());
             } else {
               report = await runner.runProbe({
                 gateway: first.baseUrl,

@@ -484,13 +484,17 @@ describe('gw probe history', () => {
     ]);
     expect(view.markers.map((m) => m.kind)).toEqual(['started-failing', 'stopped-failing']);
     expect(view.markers[0]?.at).toBe(view.runs[2]?.at);
+    // --model filters on its own too (commander hands it to the parent probe command, which also has --model).
+    const none = await runGw(['probe', 'history', '--json', '--model', 'no-such-model'], { env });
+    expect((JSON.parse(none.stdout) as HistoryView).series).toHaveLength(0);
     const other = await runGw(['probe', 'history', '--json', '--gateway', 'https://other.example'], { env });
     expect((JSON.parse(other.stdout) as HistoryView).runs).toEqual([]);
     const same = await runGw(['probe', 'history', '--json', '--gateway', `${sim.baseUrl}/`], { env });
     expect((JSON.parse(same.stdout) as HistoryView).runs).toHaveLength(4);
     const text = await runGw(['probe', 'history'], { env });
     expect(text.exitCode).toBe(0);
-    expect(text.stdout).toMatch(/│ chat +│ chat-3\.7-plus +│ 4 +│ 75% +│ 75% +│ 75% +│ 75%/);
+    // Off a terminal the table is tab-separated columns under a header.
+    expect(text.stdout).toMatch(/^chat\tchat-3\.7-plus\t4\t75%\t75%\t75%\t75%\t/m);
     expect(text.stdout).toMatch(/stopped-failing: chat chat-3\.7-plus recovered/);
     // `gw probe` with flags still runs the probe, not the subcommand.
     const again = await runGw(['probe', '--only', 'models', '--model', 'chat-3.7-plus', '--json'], { env });
