@@ -63,6 +63,7 @@ const SKIP: Array<[RegExp, string]> = [
   [/^gw beta asset upload\s*(#.*)?$/, 'asks on a terminal'],
   [/^source <\(|> ~\/|\$\{fpath/, 'installs into the shell'],
   [/^gw probe --extended|^gw probe --model/, 'probes run in their own tests'],
+  [/--every\b|--webhook https:/, 'watches run until stopped and post to a remote webhook'],
 ];
 
 function examples(help: string): string[] {
