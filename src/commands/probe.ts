@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Context, Runtime } from './context.js';
 import type { ProbeReport } from '../probe/runner.js';
+import type { OperatorFlags } from '../probe/options.js';
 import type { Exchange } from '../client/gateway-client.js';
 import historyCommand from './probe-history.js';
 
@@ -12,7 +13,8 @@ const collect = (value: string, previous: string[] | undefined): string[] => [
     .filter(Boolean),
 ];
 
-interface ProbeOptions {
+/** The probe's flags; the operator flags' parsing (src/probe/options.ts) loads only when one is given. */
+interface ProbeOptions extends OperatorFlags {
   model?: string[];
   chatModel?: string;
   messagesModel?: string;
@@ -25,23 +27,6 @@ interface ProbeOptions {
   videoTimeout: string;
   sim?: boolean;
   history: boolean;
-  // Operator flags (src/probe/options.ts), loaded only when one is given.
-  allModels?: boolean;
-  kind?: string[];
-  skipModel?: string[];
-  bothStreamModes?: boolean;
-  budget?: string[];
-  allowUnpriced?: boolean;
-  probeImage?: string;
-  modelTimeout?: string;
-  slo?: string;
-  warnSlo?: string;
-  every?: string;
-  metricsPort?: string;
-  metricsHost?: string;
-  metricsFile?: string;
-  webhook?: string;
-  alertAfter?: string;
 }
 
 const OPERATOR_FLAGS = [
