@@ -48,7 +48,7 @@ export function tokenCount(text: string): number {
  */
 export function validBody<T>(schema: z.ZodType<T>, req: SimRequest, reply: SimReply): T | undefined {
   if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
-    reply.error(400, 'invalid_request', 'body: must be a JSON object (common.md §2.2)', 'common', {
+    reply.error(400, 'invalid_request', 'body: must be a JSON object', 'common', {
       param: 'body',
     });
     return undefined;

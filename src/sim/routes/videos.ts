@@ -138,7 +138,7 @@ export function registerVideoRoutes(sim: Sim): void {
   sim.router.add('POST', '/v1/videos', (req, reply) => {
     const body = req.body;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      reply.error(400, 'invalid_request', 'the body must be a JSON object (common.md §2.3)', 'common');
+      reply.error(400, 'invalid_request', 'the body must be a JSON object', 'common');
       return;
     }
     const model = (body as { model?: unknown }).model;
