@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
 import type { SimCapacity } from './config.js';
 import type { ErrorShape, SimReply, SseOut } from './http.js';
+import { rng } from './rng.js';
 
 /** Routes the capacity model applies to. */
 export const CAPACITY_ROUTES: ReadonlySet<string> = new Set([
@@ -23,18 +24,6 @@ const MAX_STAMPS = 200_000;
 
 /** z of the 99th percentile of the standard normal distribution. */
 const Z99 = 2.3263478740408408;
-
-/** Seeded PRNG (mulberry32). */
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What `GET /sim/capacity` answers. */
 export interface CapacityStats {
@@ -69,7 +58,7 @@ export class Capacity {
 
   constructor(cfg: SimCapacity, seed: number) {
     this.#cfg = cfg;
-    this.#random = mulberry(seed ^ 0x5eed);
+    this.#random = rng(seed ^ 0x5eed);
   }
 
   /** A first-token time in ms: log-normal with the configured median and 99th percentile. */

@@ -8,6 +8,7 @@ import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput }
 import { BodyTooLargeError, INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
 import { MAX_BODY_BYTES, keepRequestLogBounded } from './limits.js';
 import { Router } from './router.js';
+import { rng } from './rng.js';
 
 /** One request as the simulator received it (tests assert on this log: e.g. "nothing was sent"). */
 export interface LoggedRequest {
@@ -33,18 +34,6 @@ export interface SimHandle {
   requests: LoggedRequest[];
   sim: Sim;
   close(): Promise<void>;
-}
-
-/** Seeded PRNG (mulberry32): faults and generated ids are deterministic for a given seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The simulator's shared state: config, clock, random source, CDN, and one store per route family. */
