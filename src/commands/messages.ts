@@ -1,120 +1,54 @@
-import { Command, Option } from 'commander';
-import type { MessageCreateParams, MessageObject } from '../contract/text.js';
-import { UsageError } from '../core/errors.js';
-import { hasControlChars } from '../ui/sanitize.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
 import type { Runtime } from './context.js';
-import {
-  CACHE_FIELDS,
-  intFlag,
-  printAnswer,
-  printStream,
-  printUsage,
-  readPrompt,
-  wantStream,
-} from './text-common.js';
-
-interface MessagesOptions {
-  model?: string;
-  maxTokens: string;
-  system?: string;
-  stream?: boolean;
-  thinking?: string;
-  compatVersion?: string;
-  compatBeta?: string;
-  usage?: boolean;
-}
+import { int } from './flag-types.js';
+import { headerValue, modelFlag, streamFlag, usageFlag } from './text-flags.js';
+import { defineVerb, flag, verbCommand } from './verb.js';
 
 /** The smallest thinking budget the messages protocol accepts (budget_tokens ≥ 1024, below max_tokens). */
 export const THINKING_MIN = 1024;
 
-function checkThinking(budget: number, maxTokens: number): void {
-  if (budget < THINKING_MIN || budget >= maxTokens) {
-    throw new UsageError(
-      `thinking: ${budget} is out of range; the budget must be at least ${THINKING_MIN} and below --max-tokens (${maxTokens})`,
-      { field: 'thinking' },
-    );
-  }
-}
-
-/** A value sent as an HTTP header: one line without control characters (a CR/LF would split the header). */
-function headerFlag(value: string | undefined, field: string): void {
-  if (value !== undefined && hasControlChars(value)) {
-    throw new UsageError(
-      `${field}: the value contains a line break or control character; give one line of text`,
-      {
-        field,
-      },
-    );
-  }
-}
+export const messagesFlags = z.object({
+  model: modelFlag('messages'),
+  maxTokens: flag(int('max_tokens'), {
+    flag: '--max-tokens <n>',
+    help: 'max_tokens (required by the messages protocol)',
+    field: 'max_tokens',
+  }),
+  system: flag(z.string().optional(), { flag: '--system <text>', help: 'system prompt' }),
+  stream: streamFlag(),
+  thinking: flag(int('thinking').optional(), {
+    flag: '--thinking <budget>',
+    help: `extended thinking with this token budget, at least ${THINKING_MIN} and below --max-tokens (shown on stderr)`,
+  }),
+  compatVersion: flag(headerValue('compat_version').optional(), {
+    flag: '--compat-version <v>',
+    help: 'sent as the x-compat-version header (one line of printable text)',
+    field: 'compat_version',
+  }),
+  compatBeta: flag(headerValue('compat_beta').optional(), {
+    flag: '--compat-beta <v>',
+    help: 'sent as the x-compat-beta header (one line of printable text)',
+    field: 'compat_beta',
+  }),
+  usage: usageFlag(),
+});
 
 /** `gw messages`: one messages-style call (POST /v1/messages); `--max-tokens` is required. */
-export default function messagesCommand(rt: Runtime): Command {
-  return new Command('messages')
-    .description('messages-style call (POST /v1/messages); streams when stdout is a terminal')
-    .argument('[prompt...]', 'the prompt (default: standard input)')
-    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.messages)")
-    .requiredOption('--max-tokens <n>', 'max_tokens (required by the messages protocol)')
-    .option('--system <text>', 'system prompt')
-    .option('--stream', 'stream the answer (default when stdout is a terminal)')
-    .addOption(new Option('--no-stream', 'wait for the complete answer'))
-    .option(
-      '--thinking <budget>',
-      `extended thinking with this token budget, at least ${THINKING_MIN} and below --max-tokens (shown on stderr)`,
-    )
-    .option('--compat-version <v>', 'sent as the x-compat-version header (one line of printable text)')
-    .option('--compat-beta <v>', 'sent as the x-compat-beta header (one line of printable text)')
-    .option('--usage', 'print token usage (and cache fields) to stderr')
-    .addHelpText(
-      'after',
-      `
-Output: the text blocks; with --json the message object, or one JSON event per line when streaming.
-Examples:
-  gw messages -m chat-3.7-plus --max-tokens 256 "Say hello"
-  gw messages -m chat-3.7-plus --max-tokens 4096 --thinking 1024 --compat-version 2023-06-01 "Plan a trip"`,
-    )
-    .action(
-      rt.action(async (ctx, words: string[], opts: MessagesOptions) => {
-        const model = ctx.model(opts.model, 'messages');
-        const prompt = await readPrompt(ctx, words);
-        const body: MessageCreateParams = {
-          model,
-          max_tokens: intFlag(opts.maxTokens, 'max_tokens') as number,
-          messages: [{ role: 'user', content: prompt }],
-        };
-        if (opts.system !== undefined) body.system = opts.system;
-        const budget = intFlag(opts.thinking, 'thinking');
-        if (budget !== undefined && ctx.globals.validate) checkThinking(budget, body.max_tokens);
-        headerFlag(opts.compatVersion, 'compat_version');
-        headerFlag(opts.compatBeta, 'compat_beta');
-        if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
-        const call = { signal: ctx.signal, compatVersion: opts.compatVersion, compatBeta: opts.compatBeta };
+export const messagesVerb = defineVerb<typeof messagesFlags, [string[]]>({
+  name: 'messages',
+  description: 'messages-style call (POST /v1/messages); streams when stdout is a terminal',
+  args: [{ name: '[prompt...]', help: 'the prompt (default: standard input)' }],
+  flags: messagesFlags,
+  notes:
+    'Output: the text blocks; with --json the message object, or one JSON event per line when streaming.',
+  examples: [
+    'gw messages -m chat-3.7-plus --max-tokens 256 "Say hello"',
+    'gw messages -m chat-3.7-plus --max-tokens 4096 --thinking 1024 --compat-version 2023-06-01 "Plan a trip"',
+  ],
+  handler: () => import('./messages.run.js'),
+});
 
-        const messages = await import('../client/resources/messages.js');
-        const client = await ctx.client();
-        let final: MessageObject | undefined;
-        if (wantStream(ctx, opts.stream)) {
-          const s = await messages.stream(client, body, call);
-          await printStream(ctx, s, (ev, out) => {
-            const m = messages.accumulate(final, ev);
-            final = m;
-            if (ev.type === 'content_block_stop' && m.content[ev.index]?.type === 'thinking') {
-              ctx.out.note(`thinking: ${m.content[ev.index]?.thinking ?? ''}`);
-            }
-            if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta')
-              out.write(ev.delta.text ?? '');
-          });
-        } else {
-          const res = await messages.create(client, body, call);
-          final = res.data;
-          for (const b of final.content)
-            if (b.type === 'thinking') ctx.out.note(`thinking: ${b.thinking ?? ''}`);
-          printAnswer(ctx, res.data, messages.text(res.data));
-        }
-        if (final?.stop_reason === 'max_tokens') {
-          ctx.out.warn('the answer was cut at --max-tokens (stop_reason: max_tokens)');
-        }
-        if (opts.usage === true) printUsage(ctx, final?.usage, CACHE_FIELDS.messages);
-      }),
-    );
+export default function messagesCommand(rt: Runtime): Command {
+  return verbCommand(messagesVerb, rt);
 }

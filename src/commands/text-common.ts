@@ -145,14 +145,12 @@ export async function printStream<T>(
 }
 
 /** Prints a complete (non-streamed) answer: the body with `--json`, else the text. */
-export function printAnswer(ctx: Context, body: unknown, text: string): void {
-  if (ctx.globals.json) {
-    ctx.out.json(body);
-    return;
-  }
-  const p = new TextPrinter(ctx);
-  p.write(text);
-  p.end(true);
+export async function printAnswer(ctx: Context, body: unknown, text: string): Promise<void> {
+  await ctx.out.result(body, () => {
+    const p = new TextPrinter(ctx);
+    p.write(text);
+    p.end(true);
+  });
 }
 
 function lookup(obj: unknown, path: string): unknown {

@@ -76,6 +76,15 @@ export class Output {
     this.line(JSON.stringify(value, null, 2));
   }
 
+  /**
+   * Prints a command's result: with `--json` the value as one JSON document, else what `human` renders. The one
+   * place that chooses between the two, so handlers never test `--json` themselves.
+   */
+  async result<T>(value: T, human: (value: T) => void | Promise<void>): Promise<void> {
+    if (this.opts.json) this.json(value);
+    else await human(value);
+  }
+
   /** Prints a value as one JSON line (streams: one object per event). */
   ndjson(value: unknown): void {
     this.line(JSON.stringify(value));

@@ -1,0 +1,65 @@
+/**
+ * Flag value types for verb definitions: each turns the text commander read into a typed value, or an issue
+ * naming the flag and the rule (exit 2, nothing sent). Range rules of the gateway contract stay in the contract
+ * (so `--no-validate` can still send a value it rejects); these only check that the text is a value at all.
+ */
+import * as z from 'zod';
+import { parseDuration, parsePositiveDuration } from '../core/duration.js';
+import { UsageError } from '../core/errors.js';
+
+/** A string flag whose text a parser turns into a value; the parser's UsageError becomes the flag's issue. */
+export function parsed<T>(parse: (text: string) => T): z.ZodPipe<z.ZodString, z.ZodTransform<T, string>> {
+  return z.string().transform((text, ctx) => {
+    try {
+      return parse(text);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      ctx.addIssue({ code: 'custom', message: e.message });
+      return z.NEVER;
+    }
+  });
+}
+
+/** A duration (`90`, `90s`, `15m`, `1h`, `1m30s`) in milliseconds. */
+export const duration = (field: string): ReturnType<typeof parsed<number>> =>
+  parsed((t) => parseDuration(t, field));
+
+/** A duration more than zero, in milliseconds. */
+export const positiveDuration = (field: string): ReturnType<typeof parsed<number>> =>
+  parsed((t) => parsePositiveDuration(t, field));
+
+/** An integer (`+3`, `-1`, `42`); the range is the contract's (or the caller's `min`/`max`). */
+export function int(
+  field: string,
+  range: { min?: number; max?: number } = {},
+): ReturnType<typeof parsed<number>> {
+  return parsed((text) => {
+    if (!/^[+-]?\d+$/.test(text.trim()))
+      throw new UsageError(`${field}: "${text}" is not an integer`, { field });
+    const n = Number(text);
+    if (range.min !== undefined && n < range.min)
+      throw new UsageError(
+        `${field}: must be an integer ${range.max !== undefined ? `from ${range.min} to ${range.max}` : `>= ${range.min}`}`,
+        { field },
+      );
+    if (range.max !== undefined && n > range.max)
+      throw new UsageError(
+        `${field}: must be an integer ${range.min !== undefined ? `from ${range.min} to ${range.max}` : `<= ${range.max}`}`,
+        { field },
+      );
+    return n;
+  });
+}
+
+/** A finite number (`0.2`, `1e3`). */
+export function num(field: string): ReturnType<typeof parsed<number>> {
+  return parsed((text) => {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n))
+      throw new UsageError(`${field}: "${text}" is not a number`, { field });
+    return n;
+  });
+}
+
+/** A repeatable string flag (`--image a --image b`), an empty list when absent. */
+export const list = (): z.ZodDefault<z.ZodArray<z.ZodString>> => z.array(z.string()).default([]);
