@@ -7,11 +7,6 @@ import { UsageError } from '../core/errors.js';
 import { readAll } from '../ui/io.js';
 import type { Context } from './context.js';
 
-/** Collects a repeatable option (`--image a --image b`). */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
 /**
  * True when standard input is a pipe or a file given to gw (`echo text | gw chat …`, `gw chat … < f`). Arguments
  * plus stdin are joined only then: a parent process that merely leaves stdin open (a socket, a terminal, a job
@@ -79,25 +74,6 @@ export async function readLines(
 /** Streams when stdout is a terminal, unless `--stream` / `--no-stream` says otherwise (CLI.md). */
 export function wantStream(ctx: Context, flag: boolean | undefined): boolean {
   return flag ?? ctx.io.stdout.isTTY === true;
-}
-
-/** An integer flag value; a non-integer is a usage error (the contract checks the range). */
-export function intFlag(value: string | undefined, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[+-]?\d+$/.test(value.trim())) {
-    throw new UsageError(`${field}: "${value}" is not an integer`, { field });
-  }
-  return Number(value);
-}
-
-/** A number flag value (e.g. `--temperature 0.2`). */
-export function numberFlag(value: string | undefined, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) {
-    throw new UsageError(`${field}: "${value}" is not a number`, { field });
-  }
-  return n;
 }
 
 /** Prints generated text as it arrives and ends the line once. Silent with `--json`. */

@@ -20,8 +20,6 @@ export interface FlagMeta {
   negate?: string;
   /** Repeatable: `collect` keeps each value, `csv` also splits values at commas. */
   repeat?: 'collect' | 'csv';
-  /** The values shell completion offers (when the schema itself is not an enum, e.g. the contract decides). */
-  choices?: readonly string[];
   /** The name errors use (default: the long flag without dashes). */
   field?: string;
   /** Shown as `(default: …)` in help when the default is not the schema's own. */
@@ -107,7 +105,7 @@ export function enumValues(schema: z.ZodType): readonly string[] | undefined {
 }
 
 function defaultOf(schema: z.ZodType): unknown {
-  return schema instanceof z.ZodDefault ? (schema.def.defaultValue) : undefined;
+  return schema instanceof z.ZodDefault ? schema.def.defaultValue : undefined;
 }
 
 function splitCsv(v: string): string[] {
@@ -144,7 +142,7 @@ function optionsOf(key: string, schema: z.ZodType): Option[] {
 
 /** The shape of a flags object (empty when the verb has none). */
 function shapeOf(spec: AnySpec): Record<string, z.ZodType> {
-  return (spec.flags?.shape ?? {});
+  return spec.flags?.shape ?? {};
 }
 
 /** The name errors use for a flag. */

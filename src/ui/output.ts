@@ -85,6 +85,19 @@ export class Output {
     else await human(value);
   }
 
+  /**
+   * With `--json` only: prints the value as one JSON document (a step whose human form is printed elsewhere or
+   * not at all, e.g. the final record of a wait that a spinner already reported).
+   */
+  jsonOnly(value: unknown): void {
+    if (this.opts.json) this.json(value);
+  }
+
+  /** Without `--json` only: one result line (an id printed before a wait whose JSON document comes at the end). */
+  humanLine(text: string): void {
+    if (!this.opts.json) this.line(text);
+  }
+
   /** Prints a value as one JSON line (streams: one object per event). */
   ndjson(value: unknown): void {
     this.line(JSON.stringify(value));

@@ -2,38 +2,20 @@
  * Shared by `gw image generate` and `gw image edit`: the common flags, the request body, and the output: URLs one
  * per line, base64 images written as files that never overwrite an existing file unless `--force`.
  */
-import { Option, type Command } from 'commander';
 import { GwError } from '../../core/errors.js';
 import type { ImagesResponse } from '../../contract/text.js';
 import type { ApiResult } from '../../client/gateway-client.js';
 import type { Context } from '../context.js';
-import { intFlag } from '../text-common.js';
+import type { Flags } from '../verb.js';
+import type { imageFlagFields } from './flags.js';
 
-/** Flags of both image commands. */
-export interface ImageOptions {
-  model?: string;
-  size?: string;
-  n?: string;
-  format?: string;
-  out?: string;
-  force?: boolean;
-}
-
-/** Adds the flags both image commands share. */
-export function imageFlags(cmd: Command): Command {
-  return cmd
-    .option('-m, --model <model>', "model name (see `gw models`; default: the profile's defaults.image)")
-    .option('--size <WxH>', 'size as <width>x<height>, e.g. 1024x1024')
-    .option('-n, --n <n>', 'number of images')
-    .addOption(new Option('--format <format>', 'response_format: url or b64_json'))
-    .option('--out <dir>', 'directory for base64 images (default: current directory)')
-    .option('--force', 'overwrite existing files in --out');
-}
+/** Flags of both image commands, as parsed. */
+export type ImageOptions = Flags<typeof imageFlagFields> & { image?: string[] };
 
 /** The body fields both commands send; rules are checked by the contract (common.md §2.2). */
 export function imageBody(
   prompt: string,
-  o: ImageOptions & { model: string },
+  o: Omit<ImageOptions, 'model'> & { model: string },
 ): { model: string; prompt: string; size?: string; n?: number; response_format?: 'url' | 'b64_json' } {
   const body: {
     model: string;
@@ -43,8 +25,7 @@ export function imageBody(
     response_format?: 'url' | 'b64_json';
   } = { model: o.model, prompt };
   if (o.size !== undefined) body.size = o.size;
-  const n = intFlag(o.n, 'n');
-  if (n !== undefined) body.n = n;
+  if (o.n !== undefined) body.n = o.n;
   // An unknown format is left for the contract to reject (or for --no-validate to send as it is).
   if (o.format !== undefined) body.response_format = o.format as 'url' | 'b64_json';
   return body;
@@ -101,8 +82,8 @@ export async function printImages(
   noProduct: { message: string; hint: string },
 ): Promise<void> {
   const data = res.data.data ?? [];
-  if (ctx.globals.json) ctx.out.json(res.data);
   if (data.length === 0) {
+    ctx.out.jsonOnly(res.data);
     throw new GwError(noProduct.message, {
       code: 'no_product',
       hint: noProduct.hint,
@@ -110,16 +91,22 @@ export async function printImages(
     });
   }
   const created = res.data.created ?? Math.floor(Date.now() / 1000);
-  const write = !ctx.globals.json || o.out !== undefined;
+  // Base64 images become files, except with --json and no --out (the document then carries them).
+  const save = o.out !== undefined || !ctx.out.opts.json;
+  const lines: string[] = [];
   for (const [i, img] of data.entries()) {
-    if (img.b64_json !== undefined && write) {
-      const path = await saveImage(
-        o.out ?? '.',
-        `image-${created}-${i + 1}`,
-        Buffer.from(img.b64_json, 'base64'),
-        o.force === true,
+    if (img.b64_json !== undefined && save) {
+      lines.push(
+        await saveImage(
+          o.out ?? '.',
+          `image-${created}-${i + 1}`,
+          Buffer.from(img.b64_json, 'base64'),
+          o.force === true,
+        ),
       );
-      if (!ctx.globals.json) ctx.out.line(path);
-    } else if (img.url !== undefined && !ctx.globals.json) ctx.out.line(img.url);
+    } else if (img.url !== undefined) lines.push(img.url);
   }
+  await ctx.out.result(res.data, () => {
+    for (const l of lines) ctx.out.line(l);
+  });
 }

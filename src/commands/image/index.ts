@@ -1,16 +1,15 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { Runtime } from '../context.js';
+import { groupCommand } from '../verb.js';
 import editCommand from './edit.js';
 import generateCommand from './generate.js';
 
-/** `gw image`: image generation and editing (common.md §2.2, §4). */
+/** `gw image`: image generation and editing. */
 export default function imageCommand(rt: Runtime): Command {
-  return new Command('image')
-    .description('images: generate | edit')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  gw image generate -m image-gen-1 "a red fox" --size 1024x1024\n  gw image edit -m image-edit-1 --image https://example.com/in.png "make it blue" --format b64_json --out ./out',
-    )
-    .addCommand(generateCommand(rt))
-    .addCommand(editCommand(rt));
+  return groupCommand('image', 'images: generate | edit', [generateCommand(rt), editCommand(rt)], {
+    examples: [
+      'gw image generate -m image-gen-1 "a red fox" --size 1024x1024',
+      'gw image edit -m image-edit-1 --image https://example.com/in.png "make it blue" --format b64_json --out ./out',
+    ],
+  });
 }

@@ -1,130 +1,35 @@
-import { Command } from 'commander';
-import { GatewayError } from '../../client/errors.js';
-import type { GatewayClient } from '../../client/gateway-client.js';
-import type { DownloadResult } from '../../core/download.js';
-import { downloadJson } from '../job-output.js';
-import { GwError } from '../../core/errors.js';
-import type { Context, Runtime } from '../context.js';
-import { formatLocalTime, formatRelative, resumeCommand } from './shared.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
+import type { Runtime } from '../context.js';
+import { defineVerb, flag, verbCommand } from '../verb.js';
 
-const RENEWAL = 'renewal of expired result URLs is outside the contract';
-
-function expiredError(id: string, detail: string): GwError {
-  return new GwError(`the result URL of video ${id} has expired ${detail}; ${RENEWAL}`, {
-    code: 'result_expired',
-    hint: `create the video again (gw video create …); \`gw video get ${id}\` shows expires_at`,
-  });
-}
-
-/**
- * Downloads a finished video atomically (see core/download.ts): checks the record first (not ready → exit 1 with
- * the hint to wait; failed/cancelled → TaskFailedError; expires_at in the past → a clear expiry error), then
- * streams `GET /v1/videos/{id}/content` through the redirect with a progress bar on a TTY.
- */
-export async function downloadVideo(
-  ctx: Context,
-  client: GatewayClient,
-  id: string,
-  o: { file: string; force: boolean; sha256?: boolean | undefined },
-): Promise<DownloadResult> {
-  const videos = await import('../../client/resources/videos.js');
-  const { download, checkTarget } = await import('../../core/download.js');
-  const { isVideoSuccess, videoExpiresAt } = await import('../../contract/video.js');
-  await checkTarget(o.file, o.force);
-  const rec = await videos.retrieve(client, id, { signal: ctx.signal });
-  const state = rec.data.status;
-  ctx.journal().update('video', id, state);
-  const failure = videos.failureOf(id, rec);
-  if (failure) throw failure;
-  if (!isVideoSuccess(state)) {
-    throw new GwError(`video ${id} is not ready yet (state ${state})`, {
-      code: 'video_not_ready',
-      requestId: rec.requestId,
-      hint: `wait for it first: ${resumeCommand(id)} && gw video download ${id}`,
-    });
-  }
-  const expires = videoExpiresAt(rec.data);
-  if (expires !== undefined && expires.getTime() <= Date.now()) {
-    throw expiredError(
-      id,
-      `(expires_at ${formatLocalTime(expires)}, ${formatRelative(expires.getTime() - Date.now())})`,
-    );
-  }
-
-  let bar: { tick(n: number): void; done(): void } | undefined;
-  try {
-    const result = await download({
-      file: o.file,
-      force: o.force,
-      sha256: o.sha256,
-      signal: ctx.signal,
-      stdout: ctx.io.stdout,
-      identity: { id, url: `/v1/videos/${id}/content` },
-      open: (_start, signal, headers) => videos.content(client, id, { headers, signal }),
-      onProgress: (n, total) => {
-        bar ??= ctx.progress.bar(`${id}`, total);
-        bar.tick(n);
-      },
-    });
-    ctx.journal().update('video', id, state, {
-      file: result.path,
-      ...(result.sha256 !== undefined ? { sha256: result.sha256 } : {}),
-    });
-    return result;
-  } catch (e) {
-    if (e instanceof GatewayError && e.code === 'video_not_ready') {
-      throw new GwError(e.message, {
-        code: e.code,
-        requestId: e.requestId,
-        hint: `wait for it first: ${resumeCommand(id)}`,
-      });
-    }
-    // A 403 without a gateway request id comes from the result URL's origin (the CDN), not the gateway.
-    if (e instanceof GatewayError && e.status === 403 && e.requestId === undefined) {
-      throw expiredError(id, '(its origin answered 403)');
-    }
-    throw e;
-  } finally {
-    bar?.done();
-  }
-}
+export const downloadFlags = z.object({
+  output: flag(z.string().optional(), {
+    flag: '-o, --output <file>',
+    help: 'where to write (default <video_id>.mp4; - for standard output)',
+  }),
+  force: flag(z.boolean().default(false), { flag: '--force', help: 'overwrite an existing file' }),
+  sha256: flag(z.boolean().default(false), {
+    flag: '--sha256',
+    help: 'also compute the SHA-256 of the file while it streams (~0.5 s of CPU per GiB)',
+  }),
+});
 
 /** `gw video download <video_id> [-o <file>|-] [--force] [--sha256]`. */
-export function downloadCommand(rt: Runtime): Command {
-  return new Command('download')
-    .description(
-      'download a finished video (atomic: <file>.part, renamed when complete; resumes a kept .part)',
-    )
-    .argument('<video_id>', 'the video_id printed by gw video create')
-    .option('-o, --output <file>', 'where to write (default <video_id>.mp4; - for standard output)')
-    .option('--force', 'overwrite an existing file', false)
-    .option(
-      '--sha256',
-      'also compute the SHA-256 of the file while it streams (~0.5 s of CPU per GiB)',
-      false,
-    )
-    .addHelpText(
-      'after',
-      `
-Follows the redirect of GET /v1/videos/{id}/content (the token is never sent to another origin) and streams to
+export const downloadVerb = defineVerb<typeof downloadFlags, [string]>({
+  name: 'download',
+  description: 'download a finished video (atomic: <file>.part, renamed when complete; resumes a kept .part)',
+  args: [{ name: '<video_id>', help: 'the video_id printed by gw video create' }],
+  flags: downloadFlags,
+  notes: `Follows the redirect of GET /v1/videos/{id}/content (the token is never sent to another origin) and streams to
 <file>.part in constant memory; the file appears under its name only when every byte arrived. An interrupted
 download keeps the .part and the same command resumes it (Range request). Prints the path written;
 --json prints {"path": "/abs/fox.mp4", "bytes": 1234567, "resumed": false}, plus "sha256": "…" with --sha256 (the gateway publishes
-no checksum, so the hash is computed only on request: ~0.5 s of CPU per GiB).
+no checksum, so the hash is computed only on request: ~0.5 s of CPU per GiB).`,
+  examples: ['gw video download "$id" -o fox.mp4 --force', 'gw video download "$id" -o - | wc -c'],
+  handler: () => import('./download.run.js'),
+});
 
-Examples:
-  gw video download "$id" -o fox.mp4 --force
-  gw video download "$id" -o - | wc -c`,
-    )
-    .action(
-      rt.action(async (ctx, id: string, opts: { output?: string; force: boolean; sha256: boolean }) => {
-        const { outputPath } = await import('../../core/download.js');
-        const file = outputPath(opts.output ?? `${id}.mp4`, `${id}.mp4`);
-        const client = await ctx.client();
-        const r = await downloadVideo(ctx, client, id, { file, force: opts.force, sha256: opts.sha256 });
-        if (file === '-') return;
-        if (ctx.globals.json) ctx.out.json(downloadJson(r));
-        else ctx.out.line(r.path);
-      }),
-    );
+export function downloadCommand(rt: Runtime): Command {
+  return verbCommand(downloadVerb, rt);
 }

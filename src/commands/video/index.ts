@@ -1,25 +1,24 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { Runtime } from '../context.js';
+import { groupCommand } from '../verb.js';
 import { createCommand } from './create.js';
 import { downloadCommand } from './download.js';
 import { getCommand } from './get.js';
 import { waitCommand } from './wait.js';
 
-/** `gw video create | get | wait | download`: the asynchronous video tasks of common.md (§2.3, §3, §4). */
+/** `gw video create | get | wait | download`: the asynchronous video tasks. */
 export default function videoCommand(rt: Runtime): Command {
-  return new Command('video')
-    .description('async videos: create | get | wait | download')
-    .addCommand(createCommand(rt))
-    .addCommand(getCommand(rt))
-    .addCommand(waitCommand(rt))
-    .addCommand(downloadCommand(rt))
-    .addHelpText(
-      'after',
-      `
-Examples:
-  id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)
-  gw video wait "$id" --timeout 15m && gw video download "$id" -o fox.mp4
-  gw video get "$id"
-  gw history --kind video`,
-    );
+  return groupCommand(
+    'video',
+    'async videos: create | get | wait | download',
+    [createCommand(rt), getCommand(rt), waitCommand(rt), downloadCommand(rt)],
+    {
+      examples: [
+        'id=$(gw video create "a red fox in snow" -m clip-1.1-t2v --seconds 5 --resolution 720p)',
+        'gw video wait "$id" --timeout 15m && gw video download "$id" -o fox.mp4',
+        'gw video get "$id"',
+        'gw history --kind video',
+      ],
+    },
+  );
 }

@@ -1,5 +1,4 @@
-/** Helpers shared by the `gw video` verbs and `gw history`: time formatting, record rows, flag parsing. */
-import { UsageError } from '../../core/errors.js';
+/** Helpers shared by the `gw video` verbs and `gw history`: time formatting, record rows. */
 import { shellWord } from '../job-output.js';
 import type { Cell } from '../../ui/output.js';
 
@@ -34,35 +33,6 @@ export function timeWithRelative(d: Date, now: number = Date.now()): string {
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(id: string, download?: string): string {
   return `gw video wait ${id}${download !== undefined ? ` --download ${shellWord(download)}` : ''}`;
-}
-
-/** Parses `--seconds`: a number (the contract then checks the integer range). */
-export function parseSecondsFlag(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^-?\d+(\.\d+)?$/.test(text.trim())) {
-    throw new UsageError(`seconds: "${text}" is not a number; use an integer from 2 to 15`, {
-      field: 'seconds',
-      code: 'invalid_duration',
-    });
-  }
-  return Number(text);
-}
-
-/** Parses `--seed` into a JSON number (common.md §2.3: a numeric string would be rejected by the gateway). */
-export function parseSeedFlag(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^-?\d+(\.\d+)?$/.test(text.trim())) {
-    throw new UsageError(`seed: "${text}" is not a number; use an integer from 0 to 2147483647`, {
-      field: 'seed',
-      code: 'invalid_seed',
-    });
-  }
-  return Number(text);
-}
-
-/** Collects a repeatable flag's values. */
-export function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
 }
 
 /** `key: value` rows of a video record: state, result URL, expires_at as local time and relative. */

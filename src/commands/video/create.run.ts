@@ -1,0 +1,119 @@
+import type { videoListPrice } from '../../contract/video.js';
+import type { Context } from '../context.js';
+import type { Flags } from '../verb.js';
+import type { createFlags } from './create.js';
+import { checkCreateDownloadTarget } from '../job-output.js';
+import { waitAndDownloadVideo } from './wait.run.js';
+
+type CreateFlags = Flags<typeof createFlags>;
+
+/** The §2.3 body from the flags: `--ref` images as `{image_url}` objects (videos as URL strings). */
+async function buildBody(
+  prompt: string,
+  f: CreateFlags & { model: string },
+): Promise<Record<string, unknown>> {
+  const { isVideoUrl } = await import('../../contract/video.js');
+  const body: Record<string, unknown> = { model: f.model, prompt };
+  const seconds = f.seconds;
+  if (seconds !== undefined) body.seconds = seconds;
+  if (f.resolution !== undefined) body.resolution = f.resolution;
+  const seed = f.seed;
+  if (seed !== undefined) body.seed = seed;
+  const item = (url: string): unknown => (isVideoUrl(url) ? url : { image_url: url });
+  const refs = f.ref ?? [];
+  if (refs.length === 1) body.input_reference = item(refs[0] as string);
+  else if (refs.length > 1) body.input_reference = refs.map(item);
+  if (f.inputImage !== undefined) body.input_image = f.inputImage;
+  if (f.refVideo !== undefined) body.references = { video: f.refVideo };
+  return body;
+}
+
+async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
+  const { videoListPrice } = await import('../../contract/video.js');
+  const model = String(body.model);
+  const seconds = typeof body.seconds === 'number' ? body.seconds : undefined;
+  const price = videoListPrice(
+    model,
+    seconds,
+    typeof body.resolution === 'string' ? body.resolution : undefined,
+  );
+  const notes: string[] = [];
+  if (price?.resolutionDefaulted === true) {
+    notes.push(
+      '1080p is the clip-1.1 default resolution; pass --resolution 720p for the lower price (CNY 0.90/s)',
+    );
+  }
+  await ctx.out.result({ method: 'POST', path: '/v1/videos', body, list_price: price ?? null, notes }, () =>
+    dryRunText(ctx, body, price, notes),
+  );
+}
+
+function dryRunText(
+  ctx: Context,
+  body: Record<string, unknown>,
+  price: ReturnType<typeof videoListPrice>,
+  notes: readonly string[],
+): void {
+  const model = String(body.model);
+  ctx.out.line('POST /v1/videos');
+  ctx.out.line(JSON.stringify(body, null, 2));
+  if (price === undefined) {
+    ctx.out.line(
+      `list price: not given by the contract for ${model} (list prices are published for clip-1.1 only)`,
+    );
+  } else if (price.amount === undefined) {
+    ctx.out.line(
+      `list price: CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution} (seconds not given: the gateway's default length applies)`,
+    );
+  } else {
+    ctx.out.line(
+      `list price: CNY ${price.amount.toFixed(2)} (${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}, clip-1.1 domestic list price)`,
+    );
+  }
+  for (const n of notes) ctx.out.line(n);
+  ctx.out.line('dry run: nothing was sent');
+}
+
+/** Creates the video (or prints the dry run); with --wait/--download follows it. */
+export default async function run(ctx: Context, flags: CreateFlags, prompt: string): Promise<void> {
+  const f = { ...flags, model: ctx.model(flags.model, 'video') };
+  const videos = await import('../../client/resources/videos.js');
+  const { videoCreateWarnings } = await import('../../contract/video.js');
+  const body = await buildBody(prompt, f);
+  if (ctx.globals.validate) {
+    videos.validateCreate(body);
+    // Recommendations (1 to 9 r2v images) warn; they are not rules.
+    for (const w of videoCreateWarnings(body as Parameters<typeof videoCreateWarnings>[0])) ctx.out.warn(w);
+  }
+  if (f.dryRun) return dryRun(ctx, body);
+
+  const wantsWait = f.wait || f.download !== undefined;
+  const waitTimeoutMs = ctx.waitLimitMs();
+  if (f.download !== undefined) await checkCreateDownloadTarget(f.download, 'gw video download');
+  // The body was checked above (before --dry-run and any local check): once is enough.
+  const client = await ctx.client({ validate: false });
+  const res = await videos.create(client, body as Parameters<typeof videos.create>[1], {
+    signal: ctx.signal,
+  });
+  const id = res.data.video_id;
+  // Journal first: a crash between here and the print must not lose a billed task.
+  ctx.recordCreated(client, {
+    kind: 'video',
+    id,
+    model: f.model,
+    requestId: res.requestId,
+    state: res.data.status,
+  });
+  if (!wantsWait) {
+    await ctx.out.result(res.data, () => ctx.out.line(id));
+    return;
+  }
+  // One command, one JSON document: {id, video, download?} once the job ends. In text mode the id goes to
+  // stdout before waiting; with --json it is in the journal, and any error's resume hint carries it.
+  ctx.out.humanLine(id);
+  await waitAndDownloadVideo(ctx, client, id, {
+    timeoutMs: waitTimeoutMs,
+    download: f.download,
+    sha256: f.sha256,
+  });
+}
