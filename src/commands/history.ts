@@ -1,128 +1,47 @@
-import { Command, Option } from 'commander';
-import type { GatewayClient } from '../client/gateway-client.js';
-import type { JournalEntry, JournalKind } from '../core/journal.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
 import { UsageError } from '../core/errors.js';
-import type { Context, Runtime } from './context.js';
-import { formatLocalTime, formatRelative } from './video/shared.js';
+import type { Runtime } from './context.js';
+import { parsed } from './flag-types.js';
+import { defineVerb, flag, verbCommand } from './verb.js';
 
-const KINDS: readonly JournalKind[] = ['video', 'alpha', 'beta-task', 'beta-asset'];
 const DEFAULT_LIMIT = 50;
 
-/**
- * Asks the gateway for an entry's current state; undefined when this entry cannot be asked (an asset group has
- * no documented state query, an asset recorded without its model).
- */
-type Refresher = (client: GatewayClient, e: JournalEntry, signal: AbortSignal) => Promise<string | undefined>;
-
-const REFRESHERS: Partial<Record<JournalKind, Refresher>> = {
-  video: async (client, e, signal) => {
-    const videos = await import('../client/resources/videos.js');
-    return (await videos.retrieve(client, e.id, { signal })).data.status;
-  },
-  'beta-task': async (client, e, signal) => {
-    const tasks = await import('../client/resources/beta-tasks.js');
-    return (await tasks.retrieve(client, e.id, { signal })).data.status;
-  },
-  'beta-asset': async (client, e, signal) => {
-    if (e.extra?.object === 'group' || e.model === undefined) return undefined;
-    const assets = await import('../client/resources/beta-assets.js');
-    return (await assets.getAsset(client, { model: e.model, Id: e.id }, { signal })).data.Result.Status;
-  },
-};
-
-async function refresh(ctx: Context, entries: JournalEntry[]): Promise<void> {
-  const kinds = new Set(entries.map((e) => e.kind));
-  const unsupported = [...kinds].filter((k) => REFRESHERS[k] === undefined);
-  // alpha: the documents give no query endpoint for image2video tasks, so there is nothing to ask.
-  if (unsupported.length > 0) ctx.out.note(`--refresh cannot ask about ${unsupported.join(', ')} entries`);
-  const todo = entries.filter((e) => REFRESHERS[e.kind] !== undefined);
-  if (todo.length === 0) return;
-  const client = await ctx.client();
-  // An entry made against another gateway cannot be asked with this profile's token.
-  const mine = todo.filter(
-    (e) => e.baseUrl === undefined || e.baseUrl.replace(/\/+$/, '') === client.baseUrl,
-  );
-  if (mine.length < todo.length) {
-    ctx.out.note(
-      `${todo.length - mine.length} entries were created on another gateway (base URL); not refreshed`,
-    );
-  }
-  const journal = ctx.journal();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < mine.length) {
-      const e = mine[next++] as JournalEntry;
-      try {
-        const state = await (REFRESHERS[e.kind] as Refresher)(client, e, ctx.signal);
-        if (state === undefined) continue;
-        if (state !== e.state) journal.update(e.kind, e.id, state);
-        e.state = state;
-        e.updatedAt = new Date().toISOString();
-      } catch (err) {
-        if (ctx.signal.aborted) throw err;
-        ctx.out.warn(`${e.kind} ${e.id}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(4, mine.length) }, worker));
-}
+export const historyFlags = z.object({
+  kind: flag(z.enum(['video', 'alpha', 'beta-task', 'beta-asset']).optional(), {
+    flag: '--kind <kind>',
+    help: 'only this kind',
+  }),
+  limit: flag(
+    parsed((text) => {
+      if (!/^\d+$/.test(text))
+        throw new UsageError(`limit: "${text}" is not a whole number`, { field: 'limit' });
+      return Number(text);
+    }).default(DEFAULT_LIMIT),
+    { flag: '--limit <n>', help: `newest n entries (default ${DEFAULT_LIMIT}; 0 = all)`, defaultText: '' },
+  ),
+  refresh: flag(z.boolean().default(false), {
+    flag: '--refresh',
+    help: 'ask the gateway for the current state first (videos, beta tasks and assets)',
+  }),
+});
 
 /** `gw history`: every task and asset this machine created, from the journal, newest first. */
-export default function historyCommand(rt: Runtime): Command {
-  return new Command('history')
-    .description('tasks and assets this machine created (the journal), with their last known state')
-    .addOption(new Option('--kind <kind>', 'only this kind').choices([...KINDS]))
-    .option('--limit <n>', `newest n entries (default ${DEFAULT_LIMIT}; 0 = all)`)
-    .option('--refresh', 'ask the gateway for the current state first (videos, beta tasks and assets)', false)
-    .addHelpText(
-      'after',
-      `
-The journal is written (and flushed to disk) before any command prints a created id, so a script that crashes
+export const historyVerb = defineVerb<typeof historyFlags>({
+  name: 'history',
+  description: 'tasks and assets this machine created (the journal), with their last known state',
+  flags: historyFlags,
+  notes: `The journal is written (and flushed to disk) before any command prints a created id, so a script that crashes
 never loses one. It lives in $GW_STATE_DIR (default ~/.local/state/gw/journal.jsonl) and never holds a token.
---json prints an array of {kind, id, model, createdAt, requestId, profile, baseUrl, state, updatedAt, extra}.
+--json prints an array of {kind, id, model, createdAt, requestId, profile, baseUrl, state, updatedAt, extra}.`,
+  examples: [
+    'gw history',
+    'gw history --kind video --limit 5 --refresh',
+    `gw history --json | jq -r '.[] | select(.state == "completed") | .id'`,
+  ],
+  handler: () => import('./history.run.js'),
+});
 
-Examples:
-  gw history
-  gw history --kind video --limit 5 --refresh
-  gw history --json | jq -r '.[] | select(.state == "completed") | .id'`,
-    )
-    .action(
-      rt.action(async (ctx, opts: { kind?: JournalKind; limit?: string; refresh: boolean }) => {
-        let limit = DEFAULT_LIMIT;
-        if (opts.limit !== undefined) {
-          if (!/^\d+$/.test(opts.limit)) {
-            throw new UsageError(`limit: "${opts.limit}" is not a whole number`, { field: 'limit' });
-          }
-          limit = Number(opts.limit);
-        }
-        let entries = ctx
-          .journal()
-          .list()
-          .filter((e) => opts.kind === undefined || e.kind === opts.kind)
-          .reverse();
-        if (limit > 0) entries = entries.slice(0, limit);
-        if (opts.refresh) await refresh(ctx, entries);
-        if (ctx.globals.json) {
-          ctx.out.json(entries);
-          return;
-        }
-        if (entries.length === 0) {
-          ctx.out.note('no entries: nothing created on this machine yet (or GW_STATE_DIR points elsewhere)');
-          return;
-        }
-        const now = Date.now();
-        await ctx.out.table(
-          ['created', 'kind', 'id', 'model', 'state', 'updated', 'profile'],
-          entries.map((e) => [
-            formatLocalTime(new Date(e.createdAt)),
-            e.kind,
-            e.id,
-            e.model,
-            e.state ?? '',
-            e.updatedAt !== undefined ? formatRelative(Date.parse(e.updatedAt) - now) : '',
-            e.profile,
-          ]),
-        );
-      }),
-    );
+export default function historyCommand(rt: Runtime): Command {
+  return verbCommand(historyVerb, rt);
 }

@@ -1,67 +1,28 @@
-import { Command } from 'commander';
-import { UsageError } from '../core/errors.js';
-import { readToken } from './config.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
 import type { Runtime } from './context.js';
+import { defineVerb, flag, verbCommand } from './verb.js';
+
+export const loginFlags = z.object({
+  tokenStdin: flag(z.boolean().optional(), {
+    flag: '--token-stdin',
+    help: 'read the token from standard input (non-interactive login)',
+  }),
+});
 
 /** `gw login`: ask for base URL and token, check them with GET /v1/models, save a profile. */
-export default function loginCommand(rt: Runtime): Command {
-  return new Command('login')
-    .description('save a profile: asks for base URL and token, checks them with GET /v1/models')
-    .option('--token-stdin', 'read the token from standard input (non-interactive login)')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  gw login\n  printf %s "$TOKEN" | gw login --base-url https://gw.example.com --token-stdin\n  gw --profile staging login',
-    )
-    .action(
-      rt.action(async (ctx, opts: { tokenStdin?: boolean }) => {
-        ctx.creatingProfile = true;
-        const store = await ctx.config();
-        const profileName = ctx.globals.profile ?? (ctx.io.env.GW_PROFILE || undefined) ?? store.current;
-        const existing = store.profile(profileName);
-        let baseUrl = ctx.globals.baseUrl;
-        if (!ctx.interactive && (baseUrl === undefined || opts.tokenStdin !== true)) {
-          throw new UsageError(
-            'login: no terminal to ask on; log in non-interactively with\n  printf %s "$TOKEN" | gw login --base-url <url> --token-stdin\nor set GW_BASE_URL and GW_TOKEN',
-            { field: 'login' },
-          );
-        }
-        if (baseUrl === undefined) {
-          const { input } = await ctx.prompts();
-          baseUrl = await input(
-            {
-              message: 'Gateway base URL (without /v1)',
-              ...(existing.baseUrl !== undefined ? { default: existing.baseUrl } : {}),
-              validate: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? true : 'enter an http(s) URL'),
-            },
-            { input: ctx.io.stdin, output: ctx.io.stderr },
-          );
-        }
-        baseUrl = await normalizedBaseUrl(baseUrl);
-        const token = await readToken(ctx, opts.tokenStdin === true);
-        if ((ctx.io.env.GW_TOKEN ?? '') !== '') {
-          ctx.out.warn(
-            'GW_TOKEN is set in the environment and overrides the saved token; unset it to use this login',
-          );
-        }
-        const models = await import('../client/resources/models.js');
-        const client = await ctx.client({ baseUrl, tokenValue: token });
-        const res = await models.list(client, { signal: ctx.signal });
-        store.saveProfile(profileName, { ...existing, baseUrl, token });
-        store.use(profileName);
-        ctx.out.note(
-          `logged in: profile "${profileName}" sees ${res.data.data.length} models (saved to ${store.path})`,
-        );
-      }),
-    );
-}
+export const loginVerb = defineVerb<typeof loginFlags>({
+  name: 'login',
+  description: 'save a profile: asks for base URL and token, checks them with GET /v1/models',
+  flags: loginFlags,
+  examples: [
+    'gw login',
+    'printf %s "$TOKEN" | gw login --base-url https://gw.example.com --token-stdin',
+    'gw --profile staging login',
+  ],
+  handler: () => import('./login.run.js'),
+});
 
-/** The base URL as every other place stores it (one trailing /v1 and slashes dropped); a bad one is exit 2. */
-async function normalizedBaseUrl(text: string): Promise<string> {
-  const { normalizeBaseUrl, BaseUrlError } = await import('../client/base-url.js');
-  try {
-    return normalizeBaseUrl(text);
-  } catch (e) {
-    if (e instanceof BaseUrlError) throw new UsageError(`base-url: ${e.message}`, { field: 'base-url' });
-    throw e;
-  }
+export default function loginCommand(rt: Runtime): Command {
+  return verbCommand(loginVerb, rt);
 }

@@ -1,94 +1,44 @@
-import { Command, Option } from 'commander';
-import { GwError, UsageError } from '../core/errors.js';
-import type { SimConfigInput } from '../sim/config.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
+import { UsageError } from '../core/errors.js';
 import type { Runtime } from './context.js';
+import { parsed } from './flag-types.js';
+import { defineVerb, flag, verbCommand } from './verb.js';
 
-/** Reads and checks `--config` (exit 2 naming the file and the field on any problem). */
-async function readSimConfig(path: string): Promise<SimConfigInput> {
-  const { readFileSync } = await import('node:fs');
-  const { fsError } = await import('../core/fs-errors.js');
-  const { asSimConfigInput, simConfigProblems } = await import('../sim/config-check.js');
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw fsError(e, { path, action: 'read the simulator config', usage: true, field: 'config' });
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`config: ${path} is not valid JSON (${(e as Error).message})`, { field: 'config' });
-  }
-  const problems = simConfigProblems(doc);
-  if (problems.length > 0) {
-    throw new UsageError(`config: ${path}: ${problems.join('; ')}`, { field: 'config' });
-  }
-  return asSimConfigInput(doc);
-}
+export const simFlags = z.object({
+  port: flag(
+    parsed((text) => {
+      const port = Number(text);
+      if (!/^\d+$/.test(text) || port > 65535) {
+        throw new UsageError(`port: "${text}" is not a port number (0..65535)`, { field: 'port' });
+      }
+      return port;
+    }).optional(),
+    { flag: '--port <n>', help: "port (0 = a free one; default: the config's port, else 8787)" },
+  ),
+  host: flag(z.string().optional(), {
+    flag: '--host <host>',
+    help: "address to listen on (default: the config's host, else 127.0.0.1)",
+  }),
+  config: flag(z.string().optional(), {
+    flag: '--config <file>',
+    help: 'JSON config: host, port, tokens, timings, faults (see src/sim/README.md)',
+  }),
+});
 
-/** A port in use is exit 1 with a hint; a host that is no local address is exit 2. */
-async function simStartError(e: unknown): Promise<unknown> {
-  const { SimListenError } = await import('../sim/server.js');
-  if (!(e instanceof SimListenError)) return e;
-  if (e.reason === 'bad_host')
-    return new UsageError(`host: ${e.message}`, { field: 'host', hint: 'use 127.0.0.1, ::1 or 0.0.0.0' });
-  return new GwError(e.message, {
-    code: e.reason === 'address_in_use' ? 'address_in_use' : 'listen_failed',
-    hint:
-      e.reason === 'address_in_use'
-        ? 'another program (or gw sim) listens there: pass another --port, or --port 0 for a free one'
-        : undefined,
-  });
-}
+/** `gw sim`: a local gateway that follows the contract. */
+export const simVerb = defineVerb<typeof simFlags>({
+  name: 'sim',
+  description: 'run a local gateway simulator that follows the contract (until Ctrl-C / SIGTERM)',
+  flags: simFlags,
+  examples: [
+    'gw sim --port 8787',
+    'GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-local-0000 gw models',
+    'gw sim --config sim.json',
+  ],
+  handler: () => import('./sim.run.js'),
+});
 
-/** `gw sim`: a local gateway that follows the three documents. */
 export default function simCommand(rt: Runtime): Command {
-  return new Command('sim')
-    .description('run a local gateway simulator that follows the contract (until Ctrl-C / SIGTERM)')
-    .addOption(new Option('--port <n>', "port (0 = a free one; default: the config's port, else 8787)"))
-    .addOption(
-      new Option('--host <host>', "address to listen on (default: the config's host, else 127.0.0.1)"),
-    )
-    .option('--config <file>', 'JSON config: host, port, tokens, timings, faults (see src/sim/README.md)')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  gw sim --port 8787\n  GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-local-0000 gw models\n  gw sim --config sim.json',
-    )
-    .action(
-      rt.action(async (ctx, opts: { port?: string; host?: string; config?: string }) => {
-        const port = opts.port !== undefined ? Number(opts.port) : undefined;
-        if (port !== undefined && (!/^\d+$/.test(opts.port ?? '') || port > 65535)) {
-          throw new UsageError(`port: "${opts.port}" is not a port number (0..65535)`, { field: 'port' });
-        }
-        const { startSim } = await import('../sim/server.js');
-        const { DEFAULT_SIM_TOKEN } = await import('../sim/config.js');
-        const input = opts.config !== undefined ? await readSimConfig(opts.config) : {};
-        // Flags win over the config file, which wins over the defaults.
-        const host = opts.host ?? input.host ?? '127.0.0.1';
-        const sim = await startSim({ ...input, host, port: port ?? input.port ?? 8787 }).catch(
-          async (e: unknown) => {
-            throw await simStartError(e);
-          },
-        );
-        const tokens = Object.keys(sim.sim.config.tokens);
-        if (ctx.globals.json) {
-          ctx.out.ndjson({ baseUrl: sim.baseUrl, cdnUrl: sim.cdnUrl, tokens: tokens.length });
-        } else {
-          ctx.out.line(`gw sim listening on ${sim.baseUrl} (CDN origin ${sim.cdnUrl})`);
-          if (tokens.includes(DEFAULT_SIM_TOKEN)) ctx.out.line(`default token: ${DEFAULT_SIM_TOKEN}`);
-          ctx.out.line(
-            `try: GW_BASE_URL=${sim.baseUrl} GW_TOKEN=${tokens[0] ?? DEFAULT_SIM_TOKEN} gw models`,
-          );
-          ctx.out.line('ready');
-        }
-        await new Promise<void>((resolve) => {
-          if (ctx.signal.aborted) resolve();
-          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
-        await sim.close();
-        ctx.out.note('gw sim stopped');
-        return 0;
-      }),
-    );
+  return verbCommand(simVerb, rt);
 }

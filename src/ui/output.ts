@@ -77,12 +77,17 @@ export class Output {
   }
 
   /**
-   * Prints a command's result: with `--json` the value as one JSON document, else what `human` renders. The one
-   * place that chooses between the two, so handlers never test `--json` themselves.
+   * Prints a command's result: with `--json` the value as one JSON document (one line with `ndjson`), else what
+   * `human` renders. The one place that chooses between the two, so handlers never test `--json` themselves.
    */
-  async result<T>(value: T, human: (value: T) => void | Promise<void>): Promise<void> {
-    if (this.opts.json) this.json(value);
-    else await human(value);
+  async result<T>(
+    value: T,
+    human: (value: T) => void | Promise<void>,
+    o: { ndjson?: boolean } = {},
+  ): Promise<void> {
+    if (!this.opts.json) await human(value);
+    else if (o.ndjson === true) this.ndjson(value);
+    else this.json(value);
   }
 
   /**

@@ -181,16 +181,6 @@ const NOT_YET: string[] = [
   'load',
   'load merge',
   'load compare',
-  'history',
-  'sim',
-  'config set',
-  'config get',
-  'config list',
-  'config use',
-  'config unset',
-  'login',
-  'completion',
-  'doctor',
 ];
 
 describe('every verb of gw', () => {
