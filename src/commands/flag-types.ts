@@ -63,3 +63,18 @@ export function num(field: string): ReturnType<typeof parsed<number>> {
 
 /** A repeatable string flag (`--image a --image b`), an empty list when absent. */
 export const list = (): z.ZodDefault<z.ZodArray<z.ZodString>> => z.array(z.string()).default([]);
+
+/** An integer flag whose range the contract checks: a number when it looks like an integer, else the text as
+ * given (so the contract refuses it with its own rule, and `--no-validate` can still send it). */
+export const intOrText = (): z.ZodPipe<z.ZodString, z.ZodTransform<number | string, string>> =>
+  z.string().transform((value) => (/^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value));
+
+/** A page number or size: an integer >= 1. */
+export function positiveInt(field: string): ReturnType<typeof parsed<number>> {
+  return parsed((value) => {
+    const t = value.trim();
+    if (!/^-?\d+$/.test(t) || Number(t) < 1)
+      throw new UsageError(`${field}: must be an integer >= 1`, { field });
+    return Number(t);
+  });
+}

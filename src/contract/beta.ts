@@ -599,12 +599,6 @@ export interface BetaTaskInput {
   callbackUrl?: string | undefined;
 }
 
-/** Parses an integer flag; anything else stays text for the schema to refuse with its rule. */
-export function intOrText(value: string | undefined): number | string | undefined {
-  if (value === undefined) return undefined;
-  return /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
-}
-
 /**
  * Builds the §2.4 body: `[prompt]` → a text item; `--first-frame`/`--last-frame`/`--ref-image` → image_url items
  * with their roles; `--ref-video` → video_url `reference_video`; `--ref-audio` → audio_url `reference_audio`; every

@@ -1,30 +1,25 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import * as z from 'zod';
 import type { Runtime } from '../../context.js';
-import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
+import { defineVerb, flag, verbCommand } from '../../verb.js';
+import { assetModelFlag } from './flags.js';
 
-/** `gw beta asset group create`: CreateAssetGroup (§4.2); prints the group id (journaled first). */
+export const groupCreateFlags = z.object({
+  name: flag(z.string(), { flag: '--name <n>', help: 'group name' }),
+  description: flag(z.string().optional(), { flag: '--description <d>', help: 'group description' }),
+  model: assetModelFlag(),
+});
+
+/** `gw beta asset group create`: CreateAssetGroup; prints the group id (journaled first). */
+export const groupCreateVerb = defineVerb<typeof groupCreateFlags>({
+  name: 'create',
+  description: 'create an asset group (GroupType AIGC); prints its id',
+  flags: groupCreateFlags,
+  notes: "With --json: the gateway's {ResponseMetadata, Result: {Id}}.",
+  examples: ['group=$(gw beta asset group create --name storyboard)'],
+  handler: () => import('./group-create.run.js'),
+});
+
 export default function groupCreateCommand(rt: Runtime): Command {
-  return new Command('create')
-    .description('create an asset group (GroupType AIGC); prints its id')
-    .requiredOption('--name <n>', 'group name')
-    .option('--description <d>', 'group description')
-    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
-    .addHelpText(
-      'after',
-      `
-With --json: the gateway's {ResponseMetadata, Result: {Id}}.
-
-Examples:
-  group=$(gw beta asset group create --name storyboard)`,
-    )
-    .action(
-      rt.action(async (ctx, o: { name: string; description?: string; model?: string }) => {
-        const opts = { ...o, model: assetModel(ctx, o.model) };
-        const { createGroup } = await import('./journaled.js');
-        const client = await ctx.client();
-        const { id, data } = await createGroup(ctx, client, opts);
-        if (ctx.globals.json) ctx.out.json(data);
-        else ctx.out.line(id);
-      }),
-    );
+  return verbCommand(groupCreateVerb, rt);
 }

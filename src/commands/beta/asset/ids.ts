@@ -3,10 +3,6 @@ import type { Context } from '../../context.js';
 /** The model every asset verb uses when `-m` is omitted and the profile has no `defaults.beta`. */
 export const ASSET_MODEL_FALLBACK = 'gamma-video-2-0';
 
-/** The `-m` flag of every asset verb: one rule for all of them. */
-export const ASSET_MODEL_FLAG = '-m, --model <model>';
-export const ASSET_MODEL_HELP = `public model name (default: the profile's defaults.beta, else ${ASSET_MODEL_FALLBACK})`;
-
 /** The model of an asset verb: `-m`, else the profile's `defaults.beta`, else gamma-video-2-0. */
 export function assetModel(ctx: Context, given: string | undefined): string {
   return ctx.model(given, 'beta', ASSET_MODEL_FALLBACK);

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { groupCommand } from '../../verb.js';
 import type { Runtime } from '../../context.js';
 import createCommand from './create.js';
 import getCommand from './get.js';
@@ -17,10 +18,9 @@ export default function assetCommand(rt: Runtime): Command {
       'asset library: group create | create | get | list | wait | upload (assets must be Active to use)',
     )
     .addCommand(
-      new Command('group')
-        .description('asset groups: create')
-        .addCommand(groupCreateCommand(rt))
-        .addHelpText('after', '\nExamples:\n  group=$(gw beta asset group create --name storyboard)'),
+      groupCommand('group', 'asset groups: create', [groupCreateCommand(rt)], {
+        examples: ['group=$(gw beta asset group create --name storyboard)'],
+      }),
     )
     .addCommand(createCommand(rt))
     .addCommand(getCommand(rt))

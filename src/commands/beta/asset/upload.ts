@@ -1,121 +1,40 @@
-import { Command } from 'commander';
-import {
-  assetSourceUrlProblem,
-  defaultAssetName,
-  guessAssetType,
-  type Asset,
-} from '../../../contract/beta-assets.js';
-import { InterruptedError, UsageError } from '../../../core/errors.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
 import type { Runtime } from '../../context.js';
-import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetModel } from './ids.js';
-import { ask, isPromptExit, newGroup, type Plan } from './upload-flow.js';
-import { assertAllActive, assetResumeCommand, watchAssets } from './wait.js';
-import { isInterrupted } from '../../../core/error-map.js';
+import { defineVerb, flag, verbCommand } from '../../verb.js';
+import { assetModelFlag } from './flags.js';
+
+export const uploadFlags = z.object({
+  model: assetModelFlag(),
+  group: flag(z.string().optional(), {
+    flag: '--group <id>',
+    help: 'asset group id (default: ask, or create a new group)',
+  }),
+  url: flag(z.array(z.string()).default([]), {
+    flag: '--url <url>',
+    help: 'public https URL (repeatable); type guessed from the extension',
+    repeat: 'collect',
+  }),
+});
 
 /** `gw beta asset upload`: group + URLs → assets → live status until Active/Failed → `asset://<id>` refs. */
-export default function uploadCommand(rt: Runtime): Command {
-  return new Command('upload')
-    .description('register URLs as assets, watch them become Active, print their asset:// references')
-    .option(ASSET_MODEL_FLAG, ASSET_MODEL_HELP)
-    .option('--group <id>', 'asset group id (default: ask, or create a new group)')
-    .option(
-      '--url <url>',
-      'public https URL (repeatable); type guessed from the extension',
-      (v: string, a: string[] = []) => [...a, v],
-    )
-    .addHelpText(
-      'after',
-      `
-On a terminal it asks: pick a group (from this machine's journal), type one, or create one; add URLs (type
+export const uploadVerb = defineVerb<typeof uploadFlags>({
+  name: 'upload',
+  description: 'register URLs as assets, watch them become Active, print their asset:// references',
+  flags: uploadFlags,
+  notes: `On a terminal it asks: pick a group (from this machine's journal), type one, or create one; add URLs (type
 guessed from the extension, confirm it; non-https or non-public URLs are refused with the reason); name each.
 Without a terminal, or with --group and --url, nothing is asked (a new group is created when --group is absent).
 A live table on stderr shows every asset until it is Active or Failed; then stdout gets one asset://<id> per
 Active asset. Exit 1 when any asset Failed. Ctrl-C keeps the created ids (journal, printed) and the resume command.
-With --json: {group, assets: [{Id, Name, URL, AssetType, Status, ref}]}.
+With --json: {group, assets: [{Id, Name, URL, AssetType, Status, ref}]}.`,
+  examples: [
+    'gw beta asset upload',
+    'refs=$(gw beta asset upload --group "$group" --url https://example.com/cat.png --url https://example.com/a.mp4)',
+  ],
+  handler: () => import('./upload.run.js'),
+});
 
-Examples:
-  gw beta asset upload
-  refs=$(gw beta asset upload --group "$group" --url https://example.com/cat.png --url https://example.com/a.mp4)`,
-    )
-    .action(
-      rt.action(async (ctx, o: { model?: string; group?: string; url?: string[] }) => {
-        const opts = { ...o, model: assetModel(ctx, o.model), url: o.url ?? [] };
-        const interactive = ctx.interactive && !(opts.group !== undefined && opts.url.length > 0);
-        if (!interactive && opts.url.length === 0) {
-          throw new UsageError('url: give at least one --url (on a terminal gw asks for them)', {
-            field: 'url',
-          });
-        }
-        for (const url of opts.url) {
-          const problem = ctx.globals.validate ? assetSourceUrlProblem(url) : undefined;
-          if (problem !== undefined) throw new UsageError(`url: ${url}: ${problem}`, { field: 'url' });
-          if (!interactive && guessAssetType(url) === undefined) {
-            throw new UsageError(
-              `url: cannot tell the AssetType of ${url} from its extension; use gw beta asset create --type`,
-              { field: 'url' },
-            );
-          }
-        }
-        const timeoutMs = ctx.waitLimitMs();
-        const { createAsset } = await import('./journaled.js');
-        const client = await ctx.client();
-        const created: Plan[] = [];
-        const ids: string[] = [];
-        let group = opts.group;
-        let final: Asset[];
-        try {
-          let plans: Plan[];
-          if (interactive) ({ group, plans } = await ask(ctx, client, opts.model, { group, urls: opts.url }));
-          else {
-            group ??= await newGroup(
-              ctx,
-              client,
-              opts.model,
-              `gw upload ${new Date().toISOString().slice(0, 16)}`,
-            );
-            plans = opts.url.map((url) => ({
-              url,
-              type: guessAssetType(url) as string,
-              name: defaultAssetName(url),
-            }));
-          }
-          for (const p of plans) {
-            const { id } = await createAsset(ctx, client, { model: opts.model, group, ...p });
-            ids.push(id);
-            created.push(p);
-          }
-          final = await watchAssets(ctx, client, opts.model, ids, { timeoutMs });
-        } catch (e) {
-          const interrupted = isPromptExit(e) || isInterrupted(e);
-          // The terminal echoed ^C mid-line: start the refs on a fresh line so they can be copied as they are.
-          if (interrupted && ctx.io.stderr.isTTY === true) ctx.io.stderr.write('\n');
-          // Whatever was created stays usable: the ids are journaled; print them so nothing is lost.
-          for (const id of ids) ctx.out.line(`asset://${id}`);
-          if (interrupted) {
-            throw new InterruptedError('upload stopped by Ctrl-C', {
-              hint:
-                ids.length > 0
-                  ? `the created assets are in gw history; follow them with: ${assetResumeCommand(ctx, opts.model, ids)}`
-                  : undefined,
-            });
-          }
-          if (ids.length > 0) ctx.out.warn(`created before the error (journaled): ${ids.join(', ')}`);
-          throw e;
-        }
-        if (ctx.globals.json) {
-          ctx.out.json({
-            group,
-            assets: final.map((a, i) => ({
-              Id: a.Id,
-              Name: created[i]?.name,
-              URL: created[i]?.url,
-              AssetType: a.AssetType ?? created[i]?.type,
-              Status: a.Status,
-              ref: `asset://${a.Id}`,
-            })),
-          });
-        } else for (const a of final) if (a.Status === 'Active') ctx.out.line(`asset://${a.Id}`);
-        assertAllActive(final);
-      }),
-    );
+export default function uploadCommand(rt: Runtime): Command {
+  return verbCommand(uploadVerb, rt);
 }

@@ -1,63 +1,23 @@
-import { Command } from 'commander';
-import { GatewayError } from '../../../client/errors.js';
+import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
+import { defineVerb, verbCommand } from '../../verb.js';
 
-/** `gw beta task delete <task_id>`: cancel a queued task, or hide a finished one (beta-tasks-assets.md §3). */
-export default function deleteCommand(rt: Runtime): Command {
-  return new Command('delete')
-    .description('cancel a queued task, or hide a finished one from this tenant (running tasks: 409)')
-    .argument('<task_id>')
-    .addHelpText(
-      'after',
-      `
-What DELETE does depends on the task's status:
+/** `gw beta task delete <task_id>`: cancel a queued task, or hide a finished one. */
+export const taskDeleteVerb = defineVerb<never, [string]>({
+  name: 'delete',
+  description: 'cancel a queued task, or hide a finished one from this tenant (running tasks: 409)',
+  args: [{ name: '<task_id>', help: '' }],
+  notes: `What DELETE does depends on the task's status:
   queued                      → cancelled (it never runs)
   succeeded, failed, expired  → hidden from this tenant (get/list answer task_not_found);
                                 the gateway keeps its audit and billing records
   running                     → refused: 409 InvalidAction.RunningTaskDeletion; wait for it to end, then delete
   cancelled                   → refused by the service
-Prints what happened on stderr; with --json the gateway's answer body.
+Prints what happened on stderr; with --json the gateway's answer body.`,
+  examples: ['gw beta task delete "$id"'],
+  handler: () => import('./delete.run.js'),
+});
 
-Examples:
-  gw beta task delete "$id"`,
-    )
-    .action(
-      rt.action(async (ctx, id: string) => {
-        const tasks = await import('../../../client/resources/beta-tasks.js');
-        const client = await ctx.client();
-        let res;
-        try {
-          res = await tasks.remove(client, id, { signal: ctx.signal });
-        } catch (e) {
-          if (e instanceof GatewayError && e.code === 'InvalidAction.RunningTaskDeletion') {
-            throw new GatewayError({
-              status: e.status,
-              code: e.code,
-              message: `task ${id} is running, and the interface does not delete running tasks; nothing changed`,
-              requestId: e.requestId,
-              hint: `wait until it ends (gw beta task wait ${id}), then delete it to hide it`,
-              body: e.body,
-            });
-          }
-          throw e;
-        }
-        // Read it back to say what the deletion did: a queued task is now cancelled, a finished one is gone.
-        let after: string;
-        try {
-          after = (await tasks.retrieve(client, id, { signal: ctx.signal })).data.status;
-        } catch (e) {
-          if (!(e instanceof GatewayError && e.status === 404)) throw e;
-          after = 'hidden';
-        }
-        ctx.journal().update('beta-task', id, after === 'hidden' ? 'deleted' : after);
-        if (ctx.globals.json) ctx.out.json(res.data);
-        else if (after === 'cancelled')
-          ctx.out.note(`task ${id} was queued: it is now cancelled and will not run`);
-        else if (after === 'hidden') {
-          ctx.out.note(
-            `task ${id} is deleted: hidden from this tenant (get and list answer task_not_found); the gateway keeps its audit and billing records`,
-          );
-        } else ctx.out.note(`task ${id}: deletion accepted; status now ${after}`);
-      }),
-    );
+export default function deleteCommand(rt: Runtime): Command {
+  return verbCommand(taskDeleteVerb, rt);
 }

@@ -1,161 +1,37 @@
-import { Command } from 'commander';
-import { GatewayError } from '../../../client/errors.js';
-import type { GatewayClient } from '../../../client/gateway-client.js';
-import type { BetaTask } from '../../../contract/beta.js';
-import type { DownloadResult } from '../../../core/download.js';
-import { GwError, UsageError } from '../../../core/errors.js';
-import type { Context, Runtime } from '../../context.js';
-import { downloadJson } from '../../job-output.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
+import type { Runtime } from '../../context.js';
+import { defineVerb, flag, verbCommand } from '../../verb.js';
 
-const TTL_NOTE = 'the result URL stays valid about 24 hours: keep your own copy';
-
-/** Downloads one result URL (atomic .part + rename, Range resume, progress on stderr). */
-async function fetchTo(
-  ctx: Context,
-  client: GatewayClient,
-  url: string,
-  file: string,
-  o: { force?: boolean | undefined; sha256?: boolean | undefined; id?: string | undefined },
-): Promise<DownloadResult> {
-  const { download } = await import('../../../core/download.js');
-  const bar = ctx.progress.bar(file === '-' ? 'download' : file, undefined);
-  try {
-    return await download({
-      file,
-      force: o.force,
-      sha256: o.sha256,
-      signal: ctx.signal,
-      stdout: ctx.io.stdout,
-      onProgress: (n) => bar.tick(n),
-      identity: { id: o.id, url },
-      open: async (_start, signal, headers) => {
-        try {
-          return await client.raw({ path: url, headers, signal });
-        } catch (e) {
-          // The CDN answers 403/404 once the signed URL has expired: not an authentication problem of gw.
-          if (e instanceof GatewayError && (e.status === 403 || e.status === 404)) {
-            throw new GwError(`the result URL answered HTTP ${e.status}: it has probably expired`, {
-              code: 'result_url_expired',
-              hint: 'result URLs live about 24 hours; renewal is not offered, create the task again',
-            });
-          }
-          throw e;
-        }
-      },
-    });
-  } finally {
-    bar.done();
-  }
-}
-
-/** What `task download` wrote. */
-export interface TaskDownload {
-  id: string;
-  video: DownloadResult;
-  last_frame?: DownloadResult;
-}
-
-/** Writes a succeeded task's `content.video_url` (and `last_frame_url` when asked) to files. */
-export async function downloadTask(
-  ctx: Context,
-  client: GatewayClient,
-  task: BetaTask,
-  o: {
-    file: string;
-    lastFrame?: string | undefined;
-    force?: boolean | undefined;
-    sha256?: boolean | undefined;
-  },
-): Promise<TaskDownload> {
-  const video = task.content?.video_url;
-  if (task.status !== 'succeeded' || video === undefined) {
-    throw new GwError(`task ${task.id} is ${task.status}: only a succeeded task has a video to download`, {
-      code: 'task_not_ready',
-      hint: `wait for it first: gw beta task wait ${task.id}`,
-    });
-  }
-  const frame = task.content?.last_frame_url;
-  if (o.lastFrame !== undefined && frame === undefined) {
-    throw new GwError(`task ${task.id} has no content.last_frame_url`, {
-      code: 'no_last_frame',
-      hint: 'create the task with --return-last-frame to get its last frame',
-    });
-  }
-  const { checkTarget } = await import('../../../core/download.js');
-  await checkTarget(o.file, o.force); // refuse before any byte moves
-  if (o.lastFrame !== undefined) await checkTarget(o.lastFrame, o.force);
-  const out: TaskDownload = {
-    id: task.id,
-    video: await fetchTo(ctx, client, video, o.file, { ...o, id: task.id }),
-  };
-  if (o.lastFrame !== undefined && frame !== undefined) {
-    out.last_frame = await fetchTo(ctx, client, frame, o.lastFrame, { ...o, id: `${task.id}#last_frame` });
-  }
-  ctx.journal().update('beta-task', task.id, task.status, { file: out.video.path });
-  ctx.out.tip(TTL_NOTE); // decorative: only on a terminal
-  return out;
-}
+export const taskDownloadFlags = z.object({
+  output: flag(z.string().optional(), {
+    flag: '-o, --output <file>',
+    help: 'where to write the video (- for standard output); default <task_id>.mp4',
+  }),
+  lastFrame: flag(z.string().optional(), {
+    flag: '--last-frame <file>',
+    help: 'also write content.last_frame_url (tasks created with --return-last-frame)',
+  }),
+  force: flag(z.boolean().optional(), { flag: '--force', help: 'overwrite existing files' }),
+  sha256: flag(z.boolean().optional(), {
+    flag: '--sha256',
+    help: 'also compute the SHA-256 of the file while it streams (~0.5 s of CPU per GiB)',
+  }),
+});
 
 /** `gw beta task download <task_id>`: writes the video (and the last frame) of a succeeded task. */
-export default function downloadCommand(rt: Runtime): Command {
-  return new Command('download')
-    .description("save a succeeded task's video (content.video_url) and optionally its last frame")
-    .argument('<task_id>')
-    .option('-o, --output <file>', 'where to write the video (- for standard output); default <task_id>.mp4')
-    .option(
-      '--last-frame <file>',
-      'also write content.last_frame_url (tasks created with --return-last-frame)',
-    )
-    .option('--force', 'overwrite existing files')
-    .option('--sha256', 'also compute the SHA-256 of the file while it streams (~0.5 s of CPU per GiB)')
-    .addHelpText(
-      'after',
-      `
-Writes <file>.part and renames it when complete; an interrupted download resumes with a Range request when run
+export const taskDownloadVerb = defineVerb<typeof taskDownloadFlags, [string]>({
+  name: 'download',
+  description: "save a succeeded task's video (content.video_url) and optionally its last frame",
+  args: [{ name: '<task_id>', help: '' }],
+  flags: taskDownloadFlags,
+  notes: `Writes <file>.part and renames it when complete; an interrupted download resumes with a Range request when run
 again. Prints each written path; with --json {id, video: {path, bytes, resumed, sha256?}, last_frame?} (sha256 with --sha256).
-The result URL lives about 24 hours: download it soon after the task succeeds.
+The result URL lives about 24 hours: download it soon after the task succeeds.`,
+  examples: ['gw beta task download "$id" -o surf.mp4 --force', 'gw beta task download "$id" -o - | wc -c'],
+  handler: () => import('./download.run.js'),
+});
 
-Examples:
-  gw beta task download "$id" -o surf.mp4 --force
-  gw beta task download "$id" -o - | wc -c`,
-    )
-    .action(
-      rt.action(
-        async (
-          ctx,
-          id: string,
-          opts: { output?: string; lastFrame?: string; force?: boolean; sha256?: boolean },
-        ) => {
-          if (opts.output === '-' && ctx.globals.json) {
-            throw new UsageError(
-              'output: -o - writes the video to standard output, which --json needs for its document',
-              { field: 'output' },
-            );
-          }
-          const { checkTarget, outputPath } = await import('../../../core/download.js');
-          const file = outputPath(opts.output ?? `${id}.mp4`, `${id}.mp4`);
-          await checkTarget(file, opts.force); // refuse before anything is sent
-          if (opts.lastFrame !== undefined) await checkTarget(opts.lastFrame, opts.force);
-          const tasks = await import('../../../client/resources/beta-tasks.js');
-          const client = await ctx.client();
-          const task = (await tasks.retrieve(client, id, { signal: ctx.signal })).data;
-          const r = await downloadTask(ctx, client, task, {
-            file,
-            lastFrame: opts.lastFrame,
-            force: opts.force,
-            sha256: opts.sha256,
-          });
-          if (ctx.globals.json) {
-            ctx.out.json({
-              id: r.id,
-              video: downloadJson(r.video),
-              ...(r.last_frame !== undefined ? { last_frame: downloadJson(r.last_frame) } : {}),
-            });
-          } else {
-            if (r.video.path !== '-') ctx.out.line(r.video.path);
-            if (r.last_frame !== undefined) ctx.out.line(r.last_frame.path);
-          }
-        },
-      ),
-    );
+export default function downloadCommand(rt: Runtime): Command {
+  return verbCommand(taskDownloadVerb, rt);
 }

@@ -1,0 +1,126 @@
+import type { GatewayClient } from '../../../client/gateway-client.js';
+import { ASSET_POLL_STEPS_MS, isAssetFinal, type Asset } from '../../../contract/beta-assets.js';
+import { formatDuration } from '../../../core/duration.js';
+import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
+import type { Context } from '../../context.js';
+import type { Flags } from '../../verb.js';
+import type { assetWaitFlags } from './wait.js';
+import { isTimeout, isInterrupted } from '../../../core/error-map.js';
+import { assetId, assetModel } from './ids.js';
+
+/** The command that resumes waiting for these assets. */
+export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
+  const profile = ctx.globals.profile !== undefined ? ` --profile ${ctx.globals.profile}` : '';
+  return `gw beta asset wait ${ids.join(' ')} -m ${model}${profile}`;
+}
+
+function renderLines(assets: ReadonlyMap<string, Asset | undefined>, elapsedMs: number): string[] {
+  const rows = [...assets].map(([id, a]) => [
+    id,
+    a?.AssetType ?? '',
+    a?.Status ?? '…',
+    typeof a?.Name === 'string' ? a.Name : '',
+  ]);
+  const w = [0, 1, 2].map((i) =>
+    Math.max(...rows.map((r) => (r[i] as string).length), ['asset', 'type', 'status'][i]!.length),
+  );
+  const fmt = (r: string[]): string =>
+    r
+      .map((c, i) => (i < 3 ? c.padEnd(w[i]!) : c))
+      .join('  ')
+      .trimEnd();
+  return [
+    fmt(['asset', 'type', 'status', 'name']),
+    ...rows.map(fmt),
+    `waiting ${formatDuration(elapsedMs)} (polls at 2, 5, 10, 20 s)`,
+  ];
+}
+
+/**
+ * Polls GetAsset for every id at the document's 2, 5, 10, 20 s steps (then every 20 s) until each is `Active` or
+ * `Failed` (§3), drawing a live table on stderr when it is a terminal. Returns the final records in order.
+ */
+export async function watchAssets(
+  ctx: Context,
+  client: GatewayClient,
+  model: string,
+  ids: readonly string[],
+  o: { timeoutMs: number | undefined },
+): Promise<Asset[]> {
+  const assets = await import('../../../client/resources/beta-assets.js');
+  const { poll } = await import('../../../client/poll.js');
+  const seen = new Map<string, Asset | undefined>(ids.map((id) => [id, undefined]));
+  const err = ctx.io.stderr;
+  let drawn = 0;
+  const draw = (elapsed: number): void => {
+    if (!ctx.out.decorate) return;
+    const lines = renderLines(seen, elapsed);
+    err.write(`${drawn > 0 ? `\x1b[${drawn}A` : ''}${lines.map((l) => `\r\x1b[K${l}`).join('\n')}\n`);
+    drawn = lines.length;
+  };
+  try {
+    await poll({
+      steps: ASSET_POLL_STEPS_MS,
+      timeoutMs: o.timeoutMs,
+      signal: ctx.signal,
+      fetch: async (signal) => {
+        const open = [...seen]
+          .filter(([, a]) => a === undefined || !isAssetFinal(a.Status))
+          .map(([id]) => id);
+        const got = await Promise.all(
+          open.map((id) => assets.getAsset(client, { model, Id: id }, { signal })),
+        );
+        for (const r of got) seen.set(r.data.Result.Id, r.data.Result);
+        return seen;
+      },
+      done: (m) => [...m.values()].every((a) => a !== undefined && isAssetFinal(a.Status)),
+      onUpdate: (_m, elapsed) => draw(elapsed),
+    });
+  } catch (e) {
+    const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);
+    const hint = `resume with: ${assetResumeCommand(ctx, model, open.length > 0 ? open : ids)}`;
+    if (isTimeout(e))
+      throw new TimeoutError(`assets still Processing: ${open.join(', ')} (${e.message})`, {
+        hint,
+        requestId: e.requestId,
+      });
+    if (isInterrupted(e)) throw new InterruptedError('interrupted while waiting for assets', { hint });
+    throw e;
+  } finally {
+    for (const [id, a] of seen) if (a !== undefined) ctx.journal().update('beta-asset', id, a.Status);
+  }
+  return ids.map((id) => seen.get(id) as Asset);
+}
+
+/** Fails (exit 1) naming every asset that ended `Failed`; the service gives no reason (§2.6). */
+export function assertAllActive(list: readonly Asset[]): void {
+  const failed = list.filter((a) => a.Status === 'Failed').map((a) => a.Id);
+  if (failed.length === 0) return;
+  throw new GwError(
+    `asset${failed.length > 1 ? 's' : ''} ${failed.join(', ')} ended Failed (review or preprocessing did not pass)`,
+    {
+      code: 'asset_failed',
+      hint: 'the asset library shows no failure reason; check that the URL is publicly downloadable without cookies or login, then create the asset again',
+    },
+  );
+}
+
+/** Waits until the assets are Active or Failed; prints a table. */
+export default async function run(
+  ctx: Context,
+  opts: Flags<typeof assetWaitFlags>,
+  refs: string[],
+): Promise<void> {
+  const ids = refs.map(assetId);
+  const model = assetModel(ctx, opts.model);
+  const timeoutMs = ctx.waitLimitMs(opts.timeout);
+  const client = await ctx.client();
+  const list = await watchAssets(ctx, client, model, ids, { timeoutMs });
+  await ctx.out.result({ assets: list }, () =>
+    ctx.out.table(
+      ['asset', 'type', 'status'],
+      list.map((a) => [a.Id, a.AssetType, a.Status]),
+    ),
+  );
+  assertAllActive(list);
+}

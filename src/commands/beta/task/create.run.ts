@@ -1,0 +1,113 @@
+import { buildBetaTaskBody, prepareBetaTaskCreate, quoteBetaTask } from '../../../contract/beta.js';
+import { UsageError } from '../../../core/errors.js';
+import type { Context } from '../../context.js';
+import type { Flags } from '../../verb.js';
+import type { taskCreateFlags } from './create.js';
+import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../job-output.js';
+
+async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const { LOCAL_LIMITS, readLocalFile } = await import('../../../core/local-file.js');
+  const text = (
+    await readLocalFile(path, { flag: 'body', field: 'body', limit: LOCAL_LIMITS.body, signal })
+  ).toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new UsageError(`body: ${path} must hold a JSON object`, {
+      field: 'body',
+    });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `--dry-run`: the body, then the SKU of §2.3 and its price (every candidate when the resolution is open). */
+async function printDryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
+  const { lines, ...quote } = quoteBetaTask(body);
+  await ctx.out.result({ body, ...quote }, () => {
+    ctx.out.json(body);
+    for (const l of lines) ctx.out.line(l);
+  });
+}
+
+/** Creates a task (or prints the dry run); with --wait/--download follows it. */
+export default async function run(
+  ctx: Context,
+  opts: Flags<typeof taskCreateFlags>,
+  prompt: string | undefined,
+): Promise<void> {
+  const base = opts.body !== undefined ? await readBodyFile(opts.body, ctx.signal) : {};
+  let body = buildBetaTaskBody(
+    {
+      model: opts.model ?? ctx.defaultModel('beta'),
+      prompt,
+      firstFrame: opts.firstFrame,
+      lastFrame: opts.lastFrame,
+      refImages: opts.refImage,
+      refVideos: opts.refVideo,
+      refAudios: opts.refAudio,
+      duration: opts.duration,
+      ratio: opts.ratio,
+      resolution: opts.resolution,
+      generateAudio: opts.generateAudio,
+      watermark: opts.watermark,
+      returnLastFrame: opts.returnLastFrame,
+      priority: opts.priority,
+      serviceTier: opts.serviceTier,
+      draft: opts.draft,
+      executionExpiresAfter: opts.executionExpiresAfter,
+      safetyIdentifier: opts.safetyIdentifier,
+      callbackUrl: opts.callbackUrl,
+    },
+    base,
+  );
+  const { cachingResolver } = await import('../../../client/resources/beta-tasks.js');
+  const resolve = cachingResolver();
+  if (ctx.globals.validate) {
+    const prepared = await prepareBetaTaskCreate(body, resolve);
+    for (const w of prepared.warnings) ctx.out.warn(w);
+    body = prepared.body;
+  }
+  if (opts.dryRun === true) {
+    await printDryRun(ctx, body);
+    return;
+  }
+  const waitMs = ctx.waitLimitMs();
+  // Refuse before creating (and billing) anything.
+  if (opts.download !== undefined) await checkCreateDownloadTarget(opts.download, 'gw beta task download');
+  const tasks = await import('../../../client/resources/beta-tasks.js');
+  const client = await ctx.client();
+  const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
+  const id = res.data.id;
+  ctx.recordCreated(client, {
+    kind: 'beta-task',
+    id,
+    model: String(body.model),
+    requestId: res.requestId,
+  });
+  if (opts.wait !== true && opts.download === undefined) {
+    await ctx.out.result(res.data, () => ctx.out.line(id));
+    return;
+  }
+  ctx.out.humanLine(id);
+  const { assertSucceeded, followTask, resumeCommand } = await import('./wait.run.js');
+  const resume =
+    opts.download !== undefined
+      ? `${resumeCommand(ctx, id)} && gw beta task download ${id} -o ${shellWord(opts.download)}`
+      : undefined;
+  const task = await followTask(ctx, client, id, { timeoutMs: waitMs, resume });
+  if (task.status !== 'succeeded') ctx.out.jsonOnly({ id, task });
+  assertSucceeded(task);
+  let download;
+  if (opts.download !== undefined) {
+    const { downloadTask } = await import('./download.run.js');
+    const { outputPath } = await import('../../../core/download.js');
+    download = (await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) }))
+      .video;
+    ctx.out.note(`saved ${download.path}`);
+  }
+  ctx.out.jsonOnly({ id, task, ...(download ? { download: downloadJson(download) } : {}) });
+}
