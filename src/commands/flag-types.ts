@@ -14,7 +14,8 @@ export function parsed<T>(parse: (text: string) => T): z.ZodPipe<z.ZodString, z.
       return parse(text);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      ctx.addIssue({ code: 'custom', message: e.message });
+      // The parser's own error (its message, field and code) is what the user sees.
+      ctx.addIssue({ code: 'custom', message: e.message, params: { usageError: e } });
       return z.NEVER;
     }
   });

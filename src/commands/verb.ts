@@ -170,11 +170,13 @@ export function parseFlags(
   const r = schema.safeParse(raw);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
+  const own =
+    issue?.code === 'custom' ? (issue.params as { usageError?: unknown } | undefined)?.usageError : undefined;
+  if (own instanceof UsageError) throw own;
   const key = typeof issue?.path[0] === 'string' ? issue.path[0] : '';
   const field = fieldOf(spec, key);
   const message = issue?.message ?? 'is invalid';
-  // A message that already names its field (the shared value parsers write `seconds: …`) is kept as written.
-  throw new UsageError(message.startsWith(`${field}:`) ? message : `${field}: ${message}`, { field });
+  throw new UsageError(`${field}: ${message}`, { field });
 }
 
 /** Builds the commander Command of a verb; its action parses the flags, then loads and runs the handler. */

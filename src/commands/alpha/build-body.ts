@@ -1,29 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { isHttpUrl } from '../../contract/alpha.js';
-import { parseCameraFlag, parseDynamicMaskFlag, parseJsonFlag, parseNumberFlag } from './flags.js';
 import { UsageError } from '../../core/errors.js';
 import { sniffImageType } from '../../contract/image-size.js';
 
-/** The flags of `gw alpha i2v` as commander parses them. */
+/** The flags of `gw alpha i2v` as its schema parsed them. */
 export interface I2vFlags {
-  image?: string;
-  imageTail?: string;
-  prompt?: string;
-  negativePrompt?: string;
-  model?: string;
-  mode?: string;
-  duration?: string;
-  aspectRatio?: string;
-  cfgScale?: string;
-  staticMask?: string;
-  dynamicMask?: string[];
-  camera?: string;
-  sound?: string;
-  voice?: string[];
-  watermarkInfo?: string;
-  callbackUrl?: string;
-  externalTaskId?: string;
-  body?: string;
+  image?: string | undefined;
+  imageTail?: string | undefined;
+  prompt?: string | undefined;
+  negativePrompt?: string | undefined;
+  model?: string | undefined;
+  mode?: string | undefined;
+  duration?: string | undefined;
+  aspectRatio?: string | undefined;
+  cfgScale?: number | undefined;
+  staticMask?: string | undefined;
+  dynamicMask?: Array<{ source: string; trajectories: { x: number; y: number }[] }> | undefined;
+  camera?: { type: string; config?: Record<string, number> } | undefined;
+  sound?: string | undefined;
+  voice?: unknown[] | undefined;
+  watermarkInfo?: unknown;
+  callbackUrl?: string | undefined;
+  externalTaskId?: string | undefined;
+  body?: string | undefined;
 }
 
 /** How files are read (tests may inject). */
@@ -96,13 +95,7 @@ export async function preloadI2vFiles(f: I2vFlags, signal: AbortSignal): Promise
   image(f.image, '--image', 'image');
   image(f.imageTail, '--image-tail', 'image_tail');
   image(f.staticMask, '--static-mask', 'static_mask');
-  for (const spec of f.dynamicMask ?? []) {
-    try {
-      image(parseDynamicMaskFlag(spec).source, '--dynamic-mask', 'dynamic_masks');
-    } catch {
-      // a malformed spec is reported by buildI2vBody
-    }
-  }
+  for (const m of f.dynamicMask ?? []) image(m.source, '--dynamic-mask', 'dynamic_masks');
   const files = new Map<string, Buffer | Error>();
   for (const [path, flag, field, limit] of wanted) {
     if (files.has(path)) continue;
@@ -144,30 +137,23 @@ export function buildI2vBody(
   set('mode', f.mode);
   set('duration', f.duration);
   set('aspect_ratio', f.aspectRatio);
-  if (f.cfgScale !== undefined) set('cfg_scale', parseNumberFlag('--cfg-scale', 'cfg_scale', f.cfgScale));
+  set('cfg_scale', f.cfgScale);
   if (f.staticMask !== undefined) {
     set('static_mask', imageSource('--static-mask', 'static_mask', f.staticMask, img));
   }
   if (f.dynamicMask !== undefined && f.dynamicMask.length > 0) {
     set(
       'dynamic_masks',
-      f.dynamicMask.map((spec) => {
-        const { source, trajectories } = parseDynamicMaskFlag(spec);
-        return { mask: imageSource('--dynamic-mask', 'dynamic_masks', source, img), trajectories };
-      }),
+      f.dynamicMask.map(({ source, trajectories }) => ({
+        mask: imageSource('--dynamic-mask', 'dynamic_masks', source, img),
+        trajectories,
+      })),
     );
   }
-  if (f.camera !== undefined) set('camera_control', parseCameraFlag(f.camera));
+  set('camera_control', f.camera);
   set('sound', f.sound);
-  if (f.voice !== undefined && f.voice.length > 0) {
-    set(
-      'voice_list',
-      f.voice.map((v) => parseJsonFlag('--voice', 'voice_list', v)),
-    );
-  }
-  if (f.watermarkInfo !== undefined) {
-    set('watermark_info', parseJsonFlag('--watermark-info', 'watermark_info', f.watermarkInfo));
-  }
+  if (f.voice !== undefined && f.voice.length > 0) set('voice_list', f.voice);
+  set('watermark_info', f.watermarkInfo);
   set('callback_url', f.callbackUrl);
   set('external_task_id', f.externalTaskId);
   return body;

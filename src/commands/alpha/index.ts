@@ -1,11 +1,11 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { Runtime } from '../context.js';
+import { groupCommand } from '../verb.js';
 import i2vCommand from './i2v.js';
 
-/** `gw alpha`: the first video family (alpha-image2video.md). */
+/** `gw alpha`: the first video family. */
 export default function alphaCommand(rt: Runtime): Command {
-  return new Command('alpha')
-    .description('first video family: i2v (image-to-video)')
-    .addCommand(i2vCommand(rt))
-    .addHelpText('after', '\nExamples:\n  gw alpha i2v --image first.png --prompt "waves roll in"');
+  return groupCommand('alpha', 'first video family: i2v (image-to-video)', [i2vCommand(rt)], {
+    examples: ['gw alpha i2v --image first.png --prompt "waves roll in"'],
+  });
 }

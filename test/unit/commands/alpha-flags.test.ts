@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { abbreviateBase64, abbreviateBody, alphaWarnings } from '../../../src/commands/alpha/flags.js';
 import {
-  abbreviateBase64,
-  abbreviateBody,
-  alphaWarnings,
   parseCameraFlag,
   parseDynamicMaskFlag,
   parseJsonFlag,
   parseNumberFlag,
-} from '../../../src/commands/alpha/flags.js';
+} from '../../../src/commands/alpha/i2v-flags.js';
 import { UsageError } from '../../../src/core/errors.js';
 import { makeJpeg, makePng } from '../../helpers/images.js';
 

@@ -161,7 +161,6 @@ describe('completion reads the definitions', () => {
 const NOT_YET: string[] = [
   'probe',
   'probe history',
-  'alpha i2v',
   'batch run',
   'batch status',
   'batch retry',
