@@ -2,7 +2,6 @@
  * Pure helpers of `gw alpha i2v`: the warnings gw gives where the upstream may fail a task the gateway accepts, and the abbreviated body of
  * `--dry-run`.
  */
-import { UsageError } from '../../core/errors.js';
 import { sniffImageType } from '../../contract/image-size.js';
 import { base64ImageInfo, isBase64, readableMasks } from '../../contract/alpha.js';
 
