@@ -90,6 +90,8 @@ export class Context {
   readonly redactor: Redactor;
   readonly signal: AbortSignal;
   #settings: Settings | undefined;
+  /** The commander Command that runs (reports name the command line they came from). */
+  command: Command | undefined;
   /** Set by commands that create the named profile (`gw --profile new login`): it need not exist yet. */
   creatingProfile = false;
   #clients: GatewayClient[] = [];

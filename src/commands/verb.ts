@@ -205,6 +205,7 @@ export function verbCommand<F extends z.ZodObject, A extends unknown[]>(
   spec.configure?.(cmd);
   cmd.action(
     rt.action(async (ctx, ...args: unknown[]) => {
+      ctx.command = cmd;
       const flags = parseFlags(any, cmd) as z.output<F>;
       const { default: run } = await spec.handler();
       const positional = args.slice(0, spec.args?.length ?? 0) as A;

@@ -1,46 +1,61 @@
-import { Command, Option } from 'commander';
-import type { RunFlags } from '../../batch/session.js';
+import type { Command } from 'commander';
+import * as z from 'zod';
 import type { Runtime } from '../context.js';
+import { defineVerb, flag, verbCommand } from '../verb.js';
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+// Values stay text here: src/batch checks them (and records them in the state log as given).
+export const batchRunFlags = z.object({
+  out: flag(z.string(), {
+    flag: '--out <dir>',
+    help: 'the batch directory: state, results.jsonl, errors.jsonl, files/',
+  }),
+  concurrency: flag(z.string().optional(), {
+    flag: '--concurrency <n>',
+    help: 'requests in flight at most (default 8; each model adapts below it on 429)',
+  }),
+  budget: flag(z.array(z.string()).optional(), {
+    flag: '--budget <amount><cur>',
+    help: 'stop submitting before the estimated spend passes it, e.g. 50CNY (repeatable)',
+    repeat: 'collect',
+  }),
+  allowUnpriced: flag(z.boolean().default(false), {
+    flag: '--allow-unpriced',
+    help: 'with --budget: also run lines whose price is not fixed in advance',
+  }),
+  maxAttempts: flag(z.string().optional(), {
+    flag: '--max-attempts <n>',
+    help: 'sends of one item when nothing was created (429, connection refused); default 8',
+  }),
+  shard: flag(z.string().optional(), {
+    flag: '--shard <k/n>',
+    help: 'only the lines whose custom_id hashes to shard k of n (n machines split one file)',
+  }),
+  download: flag(z.boolean().default(true), {
+    flag: '--no-download',
+    help: 'do not download the results of video tasks',
+  }),
+  timeout: flag(z.string().optional(), {
+    flag: '--timeout <dur>',
+    help: 'stop the whole run after this long (exit 4; the same command resumes it)',
+  }),
+  dryRun: flag(z.boolean().default(false), {
+    flag: '--dry-run',
+    help: 'check every line; print counts per endpoint and model and the estimated total; send nothing',
+  }),
+  resendInDoubt: flag(z.boolean().default(false), {
+    flag: '--resend-in-doubt',
+    help: 'also resend items whose create may have reached the gateway (may bill twice)',
+  }),
+});
 
 /** `gw batch run <file.jsonl|-> --out <dir> …`. */
-export function runCommand(rt: Runtime): Command {
-  return new Command('run')
-    .description('send every request of a JSONL file (OpenAI Batch input format); resumable')
-    .argument('<file>', 'the input, one request per line (- for standard input)')
-    .requiredOption('--out <dir>', 'the batch directory: state, results.jsonl, errors.jsonl, files/')
-    .option('--concurrency <n>', 'requests in flight at most (default 8; each model adapts below it on 429)')
-    .option(
-      '--budget <amount><cur>',
-      'stop submitting before the estimated spend passes it, e.g. 50CNY (repeatable)',
-      collect,
-    )
-    .option('--allow-unpriced', 'with --budget: also run lines whose price is not fixed in advance', false)
-    .option(
-      '--max-attempts <n>',
-      'sends of one item when nothing was created (429, connection refused); default 8',
-    )
-    .option(
-      '--shard <k/n>',
-      'only the lines whose custom_id hashes to shard k of n (n machines split one file)',
-    )
-    .addOption(new Option('--no-download', 'do not download the results of video tasks'))
-    .option('--timeout <dur>', 'stop the whole run after this long (exit 4; the same command resumes it)')
-    .option(
-      '--dry-run',
-      'check every line; print counts per endpoint and model and the estimated total; send nothing',
-      false,
-    )
-    .option(
-      '--resend-in-doubt',
-      'also resend items whose create may have reached the gateway (may bill twice)',
-      false,
-    )
-    .addHelpText(
-      'after',
-      `
-Input: one request per line, {"custom_id": "fox-1", "method": "POST", "url": "/v1/videos", "body": {...}}, where
+export const batchRunVerb = defineVerb<typeof batchRunFlags, [string]>({
+  name: 'run',
+  description: 'send every request of a JSONL file (OpenAI Batch input format); resumable',
+  args: [{ name: '<file>', help: 'the input, one request per line (- for standard input)' }],
+  flags: batchRunFlags,
+  // The examples need a few words of set-up of their own, so they stay in the notes.
+  notes: `Input: one request per line, {"custom_id": "fox-1", "method": "POST", "url": "/v1/videos", "body": {...}}, where
 url is a create endpoint: /v1/chat/completions, /v1/responses, /v1/messages, /v1/embeddings,
 /v1/images/generations, /v1/images/edits, /v1/videos, /alpha/v1/videos/image2video,
 /beta/api/v3/contents/generations/tasks. custom_id is required and unique (it also names downloaded files).
@@ -73,11 +88,9 @@ Examples (against gw sim: GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-loca
   gw batch run jobs.jsonl --out out --budget 5CNY --allow-unpriced
   gw batch run jobs.jsonl --out out --shard 1/3 --concurrency 32
   jq -r .custom_id out/results.jsonl`,
-    )
-    .action(
-      rt.action(async (ctx, file: string, opts: RunFlags) => {
-        const { runSession } = await import('../../batch/session.js');
-        return runSession(ctx, { input: file, dir: opts.out, flags: opts });
-      }),
-    );
+  handler: () => import('./run.run.js'),
+});
+
+export function runCommand(rt: Runtime): Command {
+  return verbCommand(batchRunVerb, rt);
 }

@@ -1,0 +1,57 @@
+import { UsageError } from '../../core/errors.js';
+import type { StatusDoc } from '../../batch/status.js';
+import type { CommandLike } from '../../report/index.js';
+import type { Context } from '../context.js';
+import type { Flags } from '../verb.js';
+import type { batchStatusFlags } from './status.js';
+
+function money(m: Record<string, number | undefined>): string {
+  const parts = Object.entries(m).map(([c, a]) => `${c} ${(a ?? 0).toFixed(2)}`);
+  return parts.length > 0 ? parts.join(' + ') : '—';
+}
+
+/** Counts, spend and what is in doubt of a batch directory. */
+export default async function run(
+  ctx: Context,
+  opts: Flags<typeof batchStatusFlags>,
+  dir: string,
+): Promise<number> {
+  const command = ctx.command as CommandLike;
+  const html = opts.html !== undefined ? await import('../../report/index.js') : undefined;
+  const writeHtml = html?.htmlReport(opts.html as string, command, html.batchHtml, ctx.redactor);
+  const { batchStatus } = await import('../../batch/status.js');
+  const doc = await batchStatus(dir, ctx.out.opts.json || writeHtml !== undefined);
+  if (doc === undefined) {
+    throw new UsageError(`${dir} is not a batch directory (no state.jsonl)`, { field: 'dir' });
+  }
+  // The state log does not record the gateway: the report names the one configured now.
+  await writeHtml?.(doc, ctx.settings().baseUrl ?? 'not configured');
+  await ctx.out.result(doc, () => human(ctx, doc, dir));
+  return 0;
+}
+
+async function human(ctx: Context, doc: StatusDoc, dir: string): Promise<void> {
+  const c = doc.counts;
+  ctx.out.keyValue([
+    ['items', c.total],
+    ['succeeded', c.succeeded],
+    ['failed', c.failed],
+    ['in doubt', c.in_doubt],
+    ['running', c.running],
+    ['sending', c.sending],
+    ['estimated spend', money(doc.spend.estimated)],
+    ['implied by usage', money(doc.spend.implied_by_usage)],
+    ['last run', doc.finished ? 'finished' : 'stopped before its end (run the same command again)'],
+  ]);
+  const codes = Object.entries(doc.failures_by_code);
+  if (codes.length > 0) {
+    ctx.out.line('');
+    await ctx.out.table(['failure code', 'items'], codes);
+  }
+  if (doc.in_doubt.length > 0) {
+    ctx.out.line('');
+    ctx.out.line(`in doubt (not resent; gw batch retry ${dir} --in-doubt resends them):`);
+    for (const id of doc.in_doubt.slice(0, 50)) ctx.out.line(`  ${id}`);
+    if (doc.in_doubt.length > 50) ctx.out.line(`  … and ${doc.in_doubt.length - 50} more`);
+  }
+}

@@ -1,0 +1,66 @@
+import type { LoadFlags } from '../load/options.js';
+import type { CommandLike } from '../report/index.js';
+import type { Context } from './context.js';
+import type { loadCompareFlags, loadFlags, loadMergeFlags } from './load.js';
+import type { Flags } from './verb.js';
+
+/** The command that runs (reports name their command line). */
+function commandOf(ctx: Context): CommandLike {
+  return ctx.command as CommandLike;
+}
+
+/** The flags of `gw load` itself (commander hands a flag the parent also has to the parent). */
+function parentFlags(ctx: Context): LoadFlags {
+  return ctx.command?.parent?.opts<LoadFlags>() ?? ({});
+}
+
+/** `gw load`. */
+export async function load(ctx: Context, parsed: Flags<typeof loadFlags>): Promise<number | void> {
+  // The schema leaves absent flags out (never `key: undefined`), which is what LoadFlags means.
+  const flags = parsed as LoadFlags;
+  if (flags.api === 'video') {
+    const { runVideoLoad } = await import('../load/video.js');
+    return runVideoLoad(ctx, flags);
+  }
+  const { parseLoadFlags } = await import('../load/options.js');
+  const spec = parseLoadFlags(flags);
+  const { runLoad } = await import('../load/run.js');
+  const html = flags.html !== undefined ? await import('../report/index.js') : undefined;
+  const write = html?.htmlReport(flags.html as string, commandOf(ctx), html.loadHtml, ctx.redactor);
+  return runLoad(ctx, spec, write && ((r) => write(r, r.target)));
+}
+
+/** `gw load merge`. */
+export async function merge(
+  ctx: Context,
+  opts: Flags<typeof loadMergeFlags>,
+  paths: string[],
+): Promise<void> {
+  const htmlFile = opts.html ?? parentFlags(ctx).html;
+  const html = htmlFile !== undefined ? await import('../report/index.js') : undefined;
+  const cmd = (ctx.command?.parent ?? ctx.command) as CommandLike;
+  const write = html?.htmlReport(htmlFile as string, cmd, html.loadHtml, ctx.redactor);
+  const { readReport, writeAtomic, printReport } = await import('../load/run.js');
+  const { mergeReports } = await import('../load/merge.js');
+  const merged = mergeReports(paths.map((path) => ({ path, report: readReport(path, 'run.json') })));
+  const out = opts.out ?? parentFlags(ctx).out;
+  if (out !== undefined) writeAtomic(out, `${JSON.stringify(merged)}\n`);
+  await write?.(merged, merged.target);
+  await ctx.out.result(merged, (m) => printReport(ctx, m));
+}
+
+/** `gw load compare`. */
+export async function compare(
+  ctx: Context,
+  opts: Flags<typeof loadCompareFlags>,
+  basePath: string,
+  newPath: string,
+): Promise<number> {
+  const { readReport } = await import('../load/run.js');
+  const { parseTolerance } = await import('../load/options.js');
+  const { compareReports, renderComparison } = await import('../load/compare.js');
+  const tolerance = parseTolerance(opts.tolerance ?? parentFlags(ctx).tolerance);
+  const c = compareReports(readReport(basePath, '<base.json>'), readReport(newPath, '<new.json>'), tolerance);
+  await renderComparison(ctx, c);
+  return c.pass ? 0 : 1;
+}
