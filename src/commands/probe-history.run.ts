@@ -1,0 +1,76 @@
+import type { HistoryView } from '../probe/history-view.js';
+import type { CommandLike } from '../report/index.js';
+import type { Context } from './context.js';
+import type { probeHistoryFlags } from './probe-history.js';
+import type { Flags } from './verb.js';
+
+/** Uptime, percentiles and changes from the probe history. */
+export default async function run(ctx: Context, opts: Flags<typeof probeHistoryFlags>): Promise<number> {
+  const command = ctx.command as CommandLike;
+  const parent = ctx.command?.parent;
+  const [{ formatDuration }, { readHistory }, { viewHistory }, { stateDir }] = await Promise.all([
+    import('../core/duration.js'),
+    import('../probe/history.js'),
+    import('../probe/history-view.js'),
+    import('../core/paths.js'),
+  ]);
+  const sinceMs = opts.since ?? 7 * 24 * 3_600_000;
+  // `gw probe history --html f`: commander hands a flag the parent also has to the parent.
+  const htmlFile = opts.html ?? parent?.opts<{ html?: string }>().html;
+  const html = htmlFile !== undefined ? await import('../report/index.js') : undefined;
+  const writeHtml = html?.htmlReport(htmlFile as string, command, html.historyHtml, ctx.redactor);
+  const all = readHistory(stateDir(ctx.io.env));
+  const gw = opts.gateway?.replace(/\/+$/, '');
+  const runs = gw !== undefined ? all.filter((r) => r.gateway.replace(/\/+$/, '') === gw) : all;
+  const view = viewHistory(runs, {
+    now: Date.now(),
+    sinceMs,
+    check: opts.check,
+    // `gw probe history --model m`: the parent's repeatable --model takes the flag (as with --html above).
+    model: opts.model ?? parent?.opts<{ model?: string[] }>().model?.[0],
+  });
+  // The report names the gateways its runs probed (the history may hold several).
+  await writeHtml?.(view, [...new Set(runs.map((r) => r.gateway))].join(', ') || 'none recorded');
+  await ctx.out.result(view, (v) => human(ctx, v, formatDuration));
+  return 0;
+}
+
+function human(
+  ctx: Context,
+  view: HistoryView,
+  formatDuration: (ms: number) => string,
+): Promise<void> | void {
+  if (view.series.length === 0) {
+    ctx.out.line('no probe runs recorded yet (run `gw probe` or `gw probe --every 1m`)');
+    return;
+  }
+  return table(ctx, view, formatDuration);
+}
+
+async function table(ctx: Context, view: HistoryView, formatDuration: (ms: number) => string): Promise<void> {
+  const pct = (v: number | null | undefined): string =>
+    v === null || v === undefined ? '-' : `${(Math.floor(v * 1000) / 10).toString()}%`;
+  const ms = (v: number | undefined): string => (v === undefined ? '-' : formatDuration(v));
+  await ctx.out.table(
+    ['check', 'model', 'runs', '5m', '1h', '1d', '7d', 'p50', 'p90', 'p99', 'last'],
+    view.series.map((s) => [
+      s.check,
+      s.model,
+      String(s.runs),
+      pct(s.uptime['5m']),
+      pct(s.uptime['1h']),
+      pct(s.uptime['1d']),
+      pct(s.uptime['7d']),
+      ms(s.latencyMs?.p50),
+      ms(s.latencyMs?.p90),
+      ms(s.latencyMs?.p99),
+      `${s.last.status}${s.last.error !== undefined ? ` (${s.last.error})` : ''}${s.failingFor > 1 ? ` ×${s.failingFor}` : ''}`,
+    ]),
+  );
+  ctx.out.line(`${view.runs.length} runs${view.since !== null ? ` since ${view.since}` : ''}`);
+  if (view.changes.length === 0) ctx.out.line('no change since the previous run');
+  else {
+    ctx.out.line('changes since the previous run:');
+    for (const c of view.changes) ctx.out.line(`  ${c.kind}: ${c.detail}`);
+  }
+}
