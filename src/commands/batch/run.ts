@@ -58,8 +58,9 @@ resent (see gw batch status; gw batch retry --in-doubt resends it). Only a 429 o
 is resent automatically: a 429 pauses that model for every sender until its Retry-After, and refused items go
 before new lines. --max-attempts counts the sends of one item that created nothing; a 429 counts only when no
 other create of that model was accepted since the item's previous 429 (a gateway that merely rate-limits gets
-every item through; one that refuses everything ends them). Running the same command again skips what is done, follows what was created, and sends
-what was never sent; Ctrl-C prints that command. Videos and beta tasks are polled like gw video wait and
+every item through; one that refuses everything ends them). Running the same command again skips what is done,
+follows what was created, and sends what was never sent; Ctrl-C prints that command. Videos and beta tasks are
+polled like gw video wait (their polls also wait out their model's pause, and a poll's 429 pauses it) and
 downloaded like gw video download (atomic, resumable), the soonest to expire first.
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
