@@ -182,7 +182,7 @@ describe('batch scheduling under a rate limit (fake clock)', () => {
     const input = items(1)[Symbol.iterator]();
     const s = new Scheduler<Item>(limits, 3, {
       model: (i) => i.model,
-      next: () => Promise.resolve(input.next().value as Item | undefined),
+      next: () => Promise.resolve(input.next().value),
       admit: () => true,
       send: (_item, ticket) => {
         sends.push(Date.now());
@@ -217,7 +217,7 @@ describe('batch scheduling under a rate limit (fake clock)', () => {
     const input = items(5)[Symbol.iterator]();
     const s = new Scheduler<Item>(limits, 8, {
       model: (i) => i.model,
-      next: () => Promise.resolve(input.next().value as Item | undefined),
+      next: () => Promise.resolve(input.next().value),
       admit: (item) => item.id !== 'chat-2',
       send: (item, ticket) => {
         sent.push(item.id);
