@@ -170,7 +170,7 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
     first.sweep !== null
       ? steps.some((s) => s.slo?.pass === true)
       : steps.every((s) => s.slo?.pass !== false);
-  return {
+  const merged: RunReport = {
     ...first,
     created_at: new Date().toISOString(),
     machines: reports.reduce((a, r) => a + (r.report.machines || 1), 0),
@@ -181,4 +181,7 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
     sweep,
     slo: first.slo !== null ? { expr: first.slo.expr, pass: sloPass } : null,
   };
+  // Each machine had its own origin: none of them is the merged run's.
+  delete merged.origin_unix_ms;
+  return merged;
 }

@@ -327,6 +327,7 @@ export async function runLoad(
     gw_version: GW_VERSION,
     target: base.origin + target.prefix,
     machines: 1,
+    origin_unix_ms: Math.round((performance.timeOrigin + origin) * 1000) / 1000,
     config: {
       model: spec.model,
       mix: spec.mix,

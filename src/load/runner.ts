@@ -128,8 +128,7 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
           if (plan.requests !== undefined && issued >= plan.requests) return;
           issued++;
           rec.inFlight++;
-          const t = performance.now();
-          onDone(await exchange(ctx.target, ctx.next(), t, ctx.origin, flight));
+          onDone(await exchange(ctx.target, ctx.next(), undefined, ctx.origin, flight));
         }
       };
       await Promise.all(Array.from({ length: plan.concurrency ?? 1 }, () => worker()));

@@ -111,6 +111,11 @@ export interface RunReport {
   target: string;
   /** Runs merged into this one (1 for a single machine). */
   machines: number;
+  /**
+   * Unix time (ms, to the microsecond) of the run's origin: the `start_ms` of each `--csv` row is relative to it,
+   * so a request's start can be lined up with a gateway's logs. Absent from merged reports.
+   */
+  origin_unix_ms?: number;
   config: Record<string, unknown>;
   interrupted: boolean;
   /** Why the run or sweep ended early (`stop-on: errors>5%`, `saturation`), or null. */
