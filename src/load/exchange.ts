@@ -53,7 +53,13 @@ const MAX_ERROR_BODY = 64 << 10;
 
 /** Where to send, with what credentials. */
 export interface Target {
+  /** The connection pool (open loop). */
   dispatcher: Dispatcher;
+  /**
+   * The closed loop's i-th virtual user's own connection (one request at a time on it, as a benchmark tool's
+   * connection): no pool to pick a free connection from on every request.
+   */
+  lane?: (i: number) => Dispatcher;
   /** Path prefix of the base URL (without trailing slash), e.g. `` or `/gateway`. */
   prefix: string;
   /** Request headers of streamed and of whole answers (built once: accept differs). */
@@ -394,6 +400,7 @@ export function exchange(
   t0: number | undefined,
   runStart: number,
   flight: Flight,
+  dispatcher: Dispatcher = target.dispatcher,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
     const x = new Exchange(req, t0, runStart, flight, target.timeoutMs, resolve);
@@ -403,7 +410,7 @@ export function exchange(
     }
     flight.add(x);
     try {
-      target.dispatcher.dispatch(
+      dispatcher.dispatch(
         {
           path: `${target.prefix}${req.path}`,
           method: 'POST',

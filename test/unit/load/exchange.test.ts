@@ -51,7 +51,7 @@ function chatStream(written: number, first: number, second: number, end: number)
     ]);
 }
 
-const req: Prepared = { api: 'chat', stream: true, path: '/v1/chat/completions', body: '{}' };
+const req: Prepared = { api: 'chat', stream: true, path: '/v1/chat/completions', body: Buffer.from('{}') };
 
 function target(dispatcher: Dispatcher): Target {
   return { dispatcher, prefix: '', headers: { stream: {}, plain: {} }, timeoutMs: 60_000 };
@@ -112,5 +112,77 @@ describe('gw load timing of one request', () => {
     // The token's frame was complete only with the second read.
     expect(o.ttftMs).toBe(7);
     expect(o.outputTokens).toBe(1);
+  });
+});
+
+describe('gw load reading a whole (non-streamed) answer', () => {
+  const clock = { now: 0 };
+  let flight: Flight | undefined;
+  afterEach(() => {
+    flight?.close();
+    vi.restoreAllMocks();
+  });
+
+  async function answer(status: number, body: string, split = false) {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    flight = new Flight(60_000, new AbortController().signal);
+    const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
+    const bytes = Buffer.from(body);
+    const cut = split ? bytes.length >> 1 : bytes.length;
+    const d = scripted(clock, [
+      [0, (h) => h.onRequestStart?.(controller, {})],
+      [1, (h) => h.onResponseStart?.(controller, status, { 'content-type': 'application/json' }, '')],
+      [2, (h) => h.onResponseData?.(controller, bytes.subarray(0, cut))],
+      [3, (h) => (cut < bytes.length ? h.onResponseData?.(controller, bytes.subarray(cut)) : undefined)],
+      [4, (h) => h.onResponseEnd?.(controller, {})],
+    ]);
+    const plain: Prepared = {
+      api: 'chat',
+      stream: false,
+      path: '/v1/chat/completions',
+      body: Buffer.from('{}'),
+    };
+    return exchange(target(d), plain, undefined, 0, flight);
+  }
+
+  const ok = JSON.stringify({
+    id: 'c1',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'say \\"completion_tokens\\": 99,' } }],
+    usage: { prompt_tokens: 4, completion_tokens: 7, total_tokens: 11, completion_tokens_details: {} },
+  });
+
+  it('takes the output tokens from the usage of the answer, in one read or two', async () => {
+    for (const split of [false, true]) {
+      const o = await answer(200, ok, split);
+      expect(o).toMatchObject({ ok: true, outputTokens: 7, e2eMs: 4 });
+    }
+    expect(await answer(200, ' {"usage": {"output_tokens" : 3 }} ')).toMatchObject({
+      ok: true,
+      outputTokens: 3,
+    });
+  });
+
+  it('counts a body cut short, or not JSON, as malformed', async () => {
+    for (const body of [
+      '{"object": "list", "data": [ {"id": ',
+      '<html>502</html>',
+      '{"usage":{"completion_tokens":1}',
+      '{"usage":{"completion_tokens":1},}',
+    ]) {
+      expect(await answer(200, body)).toMatchObject({ ok: false, code: 'malformed_body' });
+    }
+  });
+
+  it('counts a failed status as a failure with its code, and an answer without usage as a success', async () => {
+    const failed = '{"status":"failed","error":{"code":"upstream_error"},"usage":{"output_tokens":0}}';
+    expect(await answer(200, failed)).toMatchObject({ ok: false, code: 'upstream_error' });
+    const bare = await answer(200, '{"id":"c2","choices":[]}');
+    expect(bare.ok).toBe(true);
+    expect(bare.outputTokens).toBeUndefined();
+    expect(await answer(429, '{"error":{"code":"rate_limit_exceeded"}}')).toMatchObject({
+      ok: false,
+      status: 429,
+      code: 'rate_limit_exceeded',
+    });
   });
 });
