@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { videoListPrice } from '../../src/contract/video.js';
 import type { RunReport } from '../../src/load/schema.js';
 import { LatencyHistogram } from '../../src/load/histogram.js';
-import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 const dirs: string[] = [];
@@ -24,7 +24,7 @@ const PRICE = videoListPrice(MODEL, 3, '720p')?.amount as number;
 const V = ['load', '--api', 'video', '-m', MODEL, '--poll-interval', '50ms'];
 
 async function load(args: string[], env: Record<string, string>, home = isolatedDirs()) {
-  const r = await spawnGw([...V, '--json', ...args], { env: { ...home, ...env } });
+  const r = await runGw([...V, '--json', ...args], { env: { ...home, ...env } });
   let report: RunReport | undefined;
   try {
     report = JSON.parse(r.stdout) as RunReport;
@@ -80,7 +80,7 @@ describe('gw load --api video against the simulator', () => {
     expect(v?.spend.stopped_by_budget).toBe(true);
     expect(r.report?.stopped).toBe('budget');
     // The human report names the spend.
-    const human = await spawnGw([...V, '--requests', '5', '--budget', `${budget}CNY`], {
+    const human = await runGw([...V, '--requests', '5', '--budget', `${budget}CNY`], {
       env: { ...isolatedDirs(), ...sim.env },
     });
     expect(human.stdout).toMatch(new RegExp(`spend:\\s+CNY ${(2 * PRICE).toFixed(2)} estimated`));
