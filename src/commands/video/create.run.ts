@@ -1,4 +1,4 @@
-import type { videoListPrice } from '../../contract/video.js';
+import type { estimateRequest } from '../../contract/estimate.js';
 import type { Context } from '../context.js';
 import type { Flags } from '../verb.js';
 import type { createFlags } from './create.js';
@@ -29,14 +29,9 @@ async function buildBody(
 }
 
 async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
-  const { videoListPrice } = await import('../../contract/video.js');
-  const model = String(body.model);
-  const seconds = typeof body.seconds === 'number' ? body.seconds : undefined;
-  const price = videoListPrice(
-    model,
-    seconds,
-    typeof body.resolution === 'string' ? body.resolution : undefined,
-  );
+  // The one estimator gw batch also uses (--dry-run, --budget).
+  const { estimateRequest } = await import('../../contract/estimate.js');
+  const price = estimateRequest('/v1/videos', body).video;
   const notes: string[] = [];
   if (price?.resolutionDefaulted === true) {
     notes.push(
@@ -51,7 +46,7 @@ async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void
 function dryRunText(
   ctx: Context,
   body: Record<string, unknown>,
-  price: ReturnType<typeof videoListPrice>,
+  price: ReturnType<typeof estimateRequest>['video'],
   notes: readonly string[],
 ): void {
   const model = String(body.model);

@@ -1,4 +1,5 @@
-import { buildBetaTaskBody, prepareBetaTaskCreate, quoteBetaTask } from '../../../contract/beta.js';
+import { buildBetaTaskBody, type BetaQuote } from '../../../contract/beta.js';
+import { estimateRequest } from '../../../contract/estimate.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context } from '../../context.js';
 import type { Flags } from '../../verb.js';
@@ -26,7 +27,9 @@ async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<s
 
 /** `--dry-run`: the body, then the SKU of §2.3 and its price (every candidate when the resolution is open). */
 async function printDryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
-  const { lines, ...quote } = quoteBetaTask(body);
+  // The one estimator gw batch also uses; it quotes every beta task.
+  const est = estimateRequest('/beta/api/v3/contents/generations/tasks', body);
+  const { lines, ...quote } = est.beta as BetaQuote;
   await ctx.out.result({ body, ...quote }, () => {
     ctx.out.json(body);
     for (const l of lines) ctx.out.line(l);
@@ -64,10 +67,11 @@ export default async function run(
     },
     base,
   );
-  const { cachingResolver } = await import('../../../client/resources/beta-tasks.js');
-  const resolve = cachingResolver();
+  const tasks = await import('../../../client/resources/beta-tasks.js');
+  // Checked once, by the resource's own check, before anything else (a dry run, the connection settings):
+  // bad input is exit 2, nothing sent. The client below then skips its check.
   if (ctx.globals.validate) {
-    const prepared = await prepareBetaTaskCreate(body, resolve);
+    const prepared = await tasks.prepareCreate(body);
     for (const w of prepared.warnings) ctx.out.warn(w);
     body = prepared.body;
   }
@@ -78,9 +82,8 @@ export default async function run(
   const waitMs = ctx.waitLimitMs();
   // Refuse before creating (and billing) anything.
   if (opts.download !== undefined) await checkCreateDownloadTarget(opts.download, 'gw beta task download');
-  const tasks = await import('../../../client/resources/beta-tasks.js');
-  const client = await ctx.client();
-  const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
+  const client = await ctx.client({ validate: false });
+  const res = await tasks.create(client, body, { signal: ctx.signal });
   const id = res.data.id;
   ctx.recordCreated(client, {
     kind: 'beta-task',
