@@ -9,8 +9,9 @@ export default async function run(
   const { completionScript } = await import('../core/completion.js');
   const { BETA_RATIOS, BETA_RESOLUTIONS } = await import('../contract/beta.js');
   const { VIDEO_RESOLUTIONS } = await import('../contract/video.js');
-  const { buildProgram } = await import('../cli.js');
-  const root = await buildProgram(['completion'], { io: ctx.io, action: () => async () => {} });
+  // main() loads every command group when the target is `completion`, so the root holds the whole tree.
+  const root = ctx.command?.parent ?? ctx.command;
+  if (root === undefined) throw new Error('completion: run through main()');
   const ids = (kind: string, paths: string[]): Array<[string, string]> =>
     paths.map((p) => [p, `ids ${kind}`]);
   ctx.out.write(
