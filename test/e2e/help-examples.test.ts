@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makePng } from '../helpers/images.js';
 import { isolatedDirs, runBash, runGw } from '../helpers/gw.js';
-import { useSim } from '../helpers/sim.js';
+import { INSTANT, useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** The help pages, in the order a user would try them (later ones use the ids earlier ones set). */
@@ -83,7 +83,8 @@ function quote(s: string): string {
 
 describe('--help examples', () => {
   it('work when pasted in order against gw sim', { timeout: 240_000 }, async () => {
-    const sim = await useSim();
+    // Instant tasks: every `--wait` ends on its first look instead of sleeping between polls.
+    const sim = await useSim({ timings: INSTANT });
     const work = tempDir('gw-examples-');
     const png = makePng(640, 360);
     for (const f of ['first.png', 'mask.png', 'still.png']) writeFileSync(join(work, f), png);
