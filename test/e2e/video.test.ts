@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fillerByte } from '../../src/sim/cdn.js';
 import { videoStore } from '../../src/sim/routes/videos.js';
 import { runBash, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
+import { fastClock } from '../helpers/clock.js';
 import { useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -144,14 +145,15 @@ describe('gw video wait', () => {
     const sim = await useSim();
     const id = (await runGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], { env: sim.env })).stdout.trim();
     sim.sim.addFault({ route: 'GET /v1/videos/:id', kind: 'status', status: 429, retryAfter: 1, times: 1 });
-    const started = Date.now();
-    const r = await runGw(['--verbose', 'video', 'wait', id, '--interval', '20ms'], { env: sim.env });
+    const clock = fastClock();
+    const r = await runGw(['--verbose', 'video', 'wait', id, '--interval', '20ms'], { env: sim.env, clock });
     expect(r.exitCode).toBe(0);
     const gets = sim.requests.filter((q) => q.method === 'GET' && q.path === `/v1/videos/${id}`);
     expect(gets[0]?.status).toBe(429);
     expect(gets.at(-1)?.status).toBe(200);
-    // Retry-After: 1 means the next look came no sooner than a second later (a lower bound, not luck).
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    // Retry-After: 1 means the next look came a second later (in the wait's own time), not at the 20 ms interval.
+    expect(clock.sleeps[0]).toBe(1000);
+    expect(r.stderr).toMatch(/polling again in 1(\.0)?s/);
   });
 
   it('SIGINT during a wait: exit 130 and the resume command on stderr', async () => {

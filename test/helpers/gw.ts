@@ -3,6 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli.js';
+import { fastClock, type RunClock } from './clock.js';
 import { tempDir } from './tmp.js';
 
 /** What a gw run produced. */
@@ -20,6 +21,11 @@ export interface RunOptions {
   tty?: boolean;
   signal?: AbortSignal;
   cwd?: string;
+  /**
+   * The clock of waits (in-process only): default a fastClock(), so polls run at their schedule in virtual time;
+   * 'real' for the real one.
+   */
+  clock?: RunClock | 'real';
 }
 
 /** A fresh, isolated config + state directory pair. */
@@ -65,6 +71,7 @@ export async function runGw(argv: string[], o: RunOptions = {}): Promise<GwResul
       stdin,
       env,
       signal: o.signal ?? new AbortController().signal,
+      ...(o.clock === 'real' ? {} : { clock: o.clock ?? fastClock() }),
     });
   } finally {
     restore();

@@ -7,6 +7,7 @@ import { downloadJson } from '../job-output.js';
 import type { Context, Runtime } from '../context.js';
 import { resumeCommand } from './shared.js';
 import { isTimeout, isInterrupted } from '../../core/error-map.js';
+import { clockOf } from '../../ui/io.js';
 
 /** Limits of a wait. */
 export interface VideoWaitLimits {
@@ -52,6 +53,7 @@ export async function waitForVideo(
         }
       },
       onTransient: (e, ms) => ctx.out.verbose(`${id}: ${e.message}; polling again in ${formatDuration(ms)}`),
+      ...clockOf(ctx.io),
     });
     limits.onFinal?.(res);
     const failure = videos.failureOf(id, res);

@@ -5,6 +5,7 @@ import { formatDuration } from '../../../core/duration.js';
 import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
+import { clockOf } from '../../../ui/io.js';
 import { ASSET_MODEL_FLAG, ASSET_MODEL_HELP, assetId, assetModel } from './ids.js';
 
 /** The command that resumes waiting for these assets. */
@@ -74,6 +75,7 @@ export async function watchAssets(
       },
       done: (m) => [...m.values()].every((a) => a !== undefined && isAssetFinal(a.Status)),
       onUpdate: (_m, elapsed) => draw(elapsed),
+      ...clockOf(ctx.io),
     });
   } catch (e) {
     const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);

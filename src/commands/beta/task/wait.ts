@@ -5,6 +5,7 @@ import { formatDuration } from '../../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
+import { clockOf } from '../../../ui/io.js';
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(ctx: Context, id: string): string {
@@ -35,6 +36,7 @@ export async function followTask(
         spin.update(`task ${id}: ${t.status}`);
       },
       onTransient: (e, ms) => spin.update(`task ${id}: ${e.message}; retrying in ${formatDuration(ms)}`),
+      ...clockOf(ctx.io),
     });
   } catch (e) {
     spin.stop();
