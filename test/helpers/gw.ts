@@ -88,7 +88,7 @@ let cwdInUse: { dir: string; previous: string; runs: number } | undefined;
  * Makes `dir` the working directory of this (forked) test worker for one in-process run, as a spawned gw would
  * have it; returns the function restoring the previous one. Concurrent runs may share a directory, not mix them.
  */
-function enterCwd(dir: string | undefined): () => void {
+export function enterCwd(dir: string | undefined): () => void {
   if (dir === undefined) return () => {};
   if (cwdInUse !== undefined && cwdInUse.dir !== dir) {
     throw new Error(`runGw: concurrent runs in different directories (${cwdInUse.dir}, ${dir})`);
