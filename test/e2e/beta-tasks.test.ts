@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../src/core/errors.js';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
 import { type GwResult, isolatedDirs, runBash, runGw } from '../helpers/gw.js';
+import { startGwServer } from '../helpers/gw-server.js';
 import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
@@ -11,9 +12,16 @@ const TASKS = '/beta/api/v3/contents/generations/tasks';
 const OTHER = 'sk-other-1111';
 type Sim = Awaited<ReturnType<typeof useSim>>;
 
-/** Runs a bash script with gw on PATH. */
-function bash(script: string, env: Record<string, string>): Promise<GwResult> {
-  return runBash(script, { env });
+/** Runs a bash script whose `gw` runs in-process (gw-server.ts): real shell semantics, no Node start per line. */
+async function bash(script: string, env: Record<string, string>): Promise<GwResult> {
+  const server = await startGwServer();
+  try {
+    const r = await runBash(`${server.prelude}\n${script}`, { env });
+    expect(server.stackTraces).toEqual([]);
+    return r;
+  } finally {
+    await server.close();
+  }
 }
 
 async function twoTenants(timings: Record<string, number> = {}): Promise<Sim> {
@@ -52,7 +60,7 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 }
 
 describe('gw beta task: the scripted workflow', () => {
-  it('create → wait → download → list → delete in a real bash script', async () => {
+  it('create → wait → download → list → delete in a bash script', async () => {
     const sim = await useSim();
     const work = tempDir('gw-beta-work-');
     const dirs = isolatedDirs();
