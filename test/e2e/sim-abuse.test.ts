@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REQUEST_BODIES_KEPT, REQUEST_LOG_LIMIT, keepRequestLogBounded } from '../../src/sim/limits.js';
 import type { LoggedRequest } from '../../src/sim/server.js';
 import { GW_BIN, assertNoStackTrace, spawnGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** Issue 13 class 7: `gw sim` under abuse stays up and bounded, and starts/stops cleanly. */
 
@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'gw-sim-abuse-'));
+  const d = tempDir('gw-sim-abuse-');
   cleanups.push(() => rmSync(d, { recursive: true, force: true }));
   return d;
 }
