@@ -2,6 +2,17 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// `import { z }` keeps all of zod in the bundle (755 KB: locales, JSON Schema); the namespace import lets esbuild
+// drop what is unused (200 KB), which every command that validates pays for at start-up.
+const ZOD_NAMESPACE = {
+  selector:
+    "ImportDeclaration[source.value='zod'][importKind!='type'] > ImportSpecifier[imported.name='z'][importKind!='type']",
+  message: "use `import * as z from 'zod'` (bundle size)",
+};
+
+// The feature folders of the CLI (each may import the others and the layers below).
+const APP = ['commands', 'probe', 'batch', 'load', 'report'];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/out/'] },
   js.configs.recommended,
@@ -19,33 +30,22 @@ export default tseslint.config(
     },
   },
   {
-    // `import { z }` keeps all of zod in the bundle (755 KB: locales, JSON Schema); the namespace import lets
-    // esbuild drop what is unused (200 KB), which every command that validates pays for at start-up.
     files: ['src/**/*.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector:
-            "ImportDeclaration[source.value='zod'][importKind!='type'] > ImportSpecifier[imported.name='z'][importKind!='type']",
-          message: "use `import * as z from 'zod'` (bundle size)",
-        },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', ZOD_NAMESPACE] },
   },
-  // Layers (docs/architecture.md): contract ← client ← core ← ui/probe/commands ← cli; sim ← contract only.
-  // A wrong import fails `npm run lint`.
-  ...layer('src/contract/**/*.ts', ['client', 'core', 'ui', 'commands', 'probe', 'sim', 'cli'], {
-    // Known debt: validate.ts and beta.ts still throw the CLI's UsageError instead of returning violations.
-    allow: ['src/contract/validate.ts', 'src/contract/beta.ts'],
-    allowedTarget: 'core/errors',
-  }),
-  ...layer('src/client/**/*.ts', ['core', 'ui', 'commands', 'probe', 'sim', 'cli']),
-  ...layer('src/core/**/*.ts', ['ui', 'commands', 'probe', 'sim', 'cli']),
-  ...layer('src/sim/**/*.ts', ['client', 'core', 'ui', 'commands', 'probe', 'cli']),
-  ...layer('src/index.ts', ['commands', 'ui', 'probe', 'sim', 'cli']),
+  // Layers (docs/architecture.md): contract ← client ← core ← ui ← commands/probe/batch/load/report ← cli;
+  // sim ← contract only. A wrong import, static or dynamic (`import('../core/x.js')`), fails `npm run lint`;
+  // test/unit/layers.test.ts checks the same directions without ESLint.
+  ...layer('src/contract/**/*.ts', [...APP, 'ui', 'core', 'client', 'sim', 'cli']),
+  ...layer('src/client/**/*.ts', [...APP, 'ui', 'core', 'sim', 'cli']),
+  ...layer('src/core/**/*.ts', [...APP, 'ui', 'sim', 'cli']),
+  ...layer('src/ui/**/*.ts', [...APP, 'sim', 'cli']),
+  ...layer('src/sim/**/*.ts', [...APP, 'ui', 'core', 'client', 'cli']),
+  ...layer('src/index.ts', [...APP, 'ui', 'core', 'sim', 'cli']),
   // HTML reports: rendered from the commands' JSON documents; they never talk to the gateway or the commands.
-  ...layer('src/report/**/*.ts', ['client', 'commands', 'sim', 'cli']),
+  ...layer('src/report/**/*.ts', ['client', 'commands', 'batch', 'load', 'sim', 'cli']),
+  // The feature folders may import one another and everything below, never the CLI entry or the library entry.
+  ...layer('src/{commands,probe,batch,load}/**/*.ts', ['cli']),
   {
     // Tests parse JSON documents and poke at them; `any` from JSON.parse is expected there.
     files: ['test/**/*.ts'],
@@ -66,37 +66,34 @@ export default tseslint.config(
 );
 
 /**
- * `no-restricted-imports` for one layer: files matching `files` may not import the `banned` top-level folders of
- * src/ (or src/cli.ts). `debt.allow` files may still import `debt.allowedTarget` (listed, to be removed).
+ * One layer's rules: files matching `files` may not import the `banned` top-level folders of src/ (or src/cli.ts),
+ * neither statically (`no-restricted-imports`) nor dynamically (`no-restricted-syntax` on `import('…')`, which
+ * `no-restricted-imports` does not see). A banned folder is reached by climbing out of the layer (`../core/x.js`,
+ * `../../core/x.js`), so a sibling file of the same name (`./load.js` in report/) is not mistaken for it.
+ * `no-restricted-syntax` options replace earlier ones for the same files, so the zod rule is repeated here.
  */
-function layer(files, banned, debt) {
-  const patterns = (names) =>
-    names.map((name) => ({
-      group: [`**/${name}`, `**/${name}/**`, `**/${name}.js`].map((g) => g),
-      message: `layer rule: ${files} may not import src/${name} (see docs/architecture.md)`,
-    }));
-  const rule = (names) => ['error', { patterns: patterns(names) }];
-  const configs = [{ files: [files], rules: { 'no-restricted-imports': rule(banned) } }];
-  if (debt !== undefined) {
-    const [folder] = debt.allowedTarget.split('/');
-    const rest = banned.filter((b) => b !== folder);
-    configs.push({
-      files: debt.allow,
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: [
-              ...patterns(rest),
-              {
-                group: [`**/${folder}/**`, `!**/${debt.allowedTarget}.js`],
-                message: `layer rule: only ${debt.allowedTarget} is tolerated here (known debt)`,
-              },
-            ],
-          },
-        ],
+function layer(files, banned) {
+  const message = (name) => `layer rule: ${files} may not import src/${name} (see docs/architecture.md)`;
+  const path = (name, slash) => `^(\\.\\.${slash})+${name}(${slash}|\\.js$|$)`;
+  const imports = banned.map((name) => ({ regex: path(name, '/'), message: message(name) }));
+  // esquery regexes cannot hold a slash: \x2F stands for '/'.
+  const dynamic = banned.flatMap((name) => {
+    const re = `/${path(name, '\\x2F')}/`;
+    return [
+      { selector: `ImportExpression > Literal.source[value=${re}]`, message: message(name) },
+      {
+        selector: `ImportExpression > TemplateLiteral.source > TemplateElement[value.raw=${re}]`,
+        message: message(name),
       },
-    });
-  }
-  return configs;
+    ];
+  });
+  return [
+    {
+      files: [files],
+      rules: {
+        'no-restricted-imports': ['error', { patterns: imports }],
+        'no-restricted-syntax': ['error', ZOD_NAMESPACE, ...dynamic],
+      },
+    },
+  ];
 }

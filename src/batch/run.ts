@@ -11,7 +11,9 @@ import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { Context } from '../commands/context.js';
 import { classify } from './errors.js';
 import { isProblem, parseLine, readLines, type BatchLine } from './input.js';
-import { Limits } from './limits.js';
+import { laneHooks, pollThroughLane } from './lane.js';
+import { Limits, type Ticket } from './limits.js';
+import { Scheduler, type Resend } from './schedule.js';
 import { extensionOf, outputLine, type OutputLine, type SavedFile } from './output.js';
 import { shardOf, type Shard } from './shard.js';
 import {
@@ -67,27 +69,6 @@ const JOURNAL_KIND: Record<string, 'video' | 'alpha' | 'beta-task'> = {
   beta: 'beta-task',
 };
 
-/** A tiny event: promises that resolve on the next `fire()`. */
-class Pulse {
-  #waiters: Array<() => void> = [];
-  wait(ms?: number): Promise<void> {
-    return new Promise((resolve) => {
-      let t: NodeJS.Timeout | undefined;
-      const done = (): void => {
-        if (t !== undefined) clearTimeout(t);
-        resolve();
-      };
-      if (ms !== undefined) t = setTimeout(done, Math.max(0, ms));
-      this.#waiters.push(done);
-    });
-  }
-  fire(): void {
-    const w = this.#waiters;
-    this.#waiters = [];
-    for (const f of w) f();
-  }
-}
-
 /** A gate whose waiters are served in order of a priority (downloads: soonest `expires_at` first). */
 class PriorityGate {
   #free: number;
@@ -128,7 +109,7 @@ export class Engine {
   readonly stats: RunStats;
   readonly #limits: Limits;
   readonly #downloads = new PriorityGate(4);
-  readonly #pulse = new Pulse();
+  #scheduler: Scheduler<BatchLine> | undefined;
   readonly #stop = new AbortController();
   readonly #cut = new AbortController();
   readonly #spent = new Map<Currency, number>();
@@ -218,7 +199,7 @@ export class Engine {
       // What was created before (a crash, Ctrl-C) is followed again first.
       for (const [id, c] of [...this.state.created]) {
         this.stats.total++;
-        this.#follow(id, c.kind, c.task, c.url, undefined, undefined);
+        this.#follow(id, c.kind, c.task, c.url, c.model, undefined, undefined);
       }
       await this.#sendAll();
       while (this.#followers.size > 0) await Promise.race(this.#followers);
@@ -238,30 +219,24 @@ export class Engine {
     );
     // In-flight creates get a grace period to land their answers (so they are not left in doubt).
     setTimeout(() => this.#cut.abort(new InterruptedError()), this.o.graceMs ?? 5000).unref();
-    this.#pulse.fire();
+    this.#scheduler?.wake();
   }
 
   async #sendAll(): Promise<void> {
-    const retry: Array<{ line: BatchLine; notBefore: number; attempt: number }> = [];
     const source = readLines(this.o.input)[Symbol.asyncIterator]();
-    let inputDone = false;
-    let inFlight = 0;
-    const stopped = (): boolean => this.#stop.signal.aborted || this.#fatal !== undefined;
     const followCap = Math.max(64, this.o.concurrency * 4);
-    for (;;) {
-      if (stopped()) break;
-      let next: { line: BatchLine; attempt: number } | undefined;
-      const now = Date.now();
-      const ready = retry.findIndex((r) => r.notBefore <= now);
-      if (ready >= 0) {
-        const r = retry.splice(ready, 1)[0] as (typeof retry)[number];
-        next = { line: r.line, attempt: r.attempt };
-      } else if (!inputDone && this.#reason !== 'budget') {
+    const spend = (m: Money | undefined, sign: 1 | -1): void => {
+      if (m !== undefined) this.#spent.set(m.c, (this.#spent.get(m.c) ?? 0) + sign * m.a);
+    };
+    const estimate = (line: BatchLine): Money | undefined => {
+      const est = estimateRequest(line.url, line.body);
+      return est.priced ? { c: est.currency, a: est.amount } : undefined;
+    };
+    /** The next line to send: skips other shards and what the state log says is settled or created. */
+    const next = async (): Promise<BatchLine | undefined> => {
+      for (;;) {
         const it = await source.next();
-        if (it.done === true) {
-          inputDone = true;
-          continue;
-        }
+        if (it.done === true) return undefined;
         const parsed = parseLine(it.value.lineNo, it.value.text);
         if (isProblem(parsed)) continue; // scan refused the file already unless it was fixed meanwhile
         if (this.o.shard !== undefined && shardOf(parsed.customId, this.o.shard.n) !== this.o.shard.k)
@@ -278,82 +253,59 @@ export class Engine {
           continue;
         }
         this.stats.total++;
-        next = { line: parsed, attempt: 1 };
-      } else if (retry.length > 0 || inFlight > 0) {
-        const soonest = Math.min(...retry.map((r) => r.notBefore));
-        await this.#pulse.wait(Number.isFinite(soonest) ? soonest - Date.now() : undefined);
-        continue;
-      } else break;
-
-      const line = next.line;
+        return parsed;
+      }
+    };
+    this.#scheduler = new Scheduler<BatchLine>(this.#limits, this.o.maxAttempts, {
+      model: (line) => line.model,
+      next,
       // Budget: stop submitting before the estimated spend of submitted items would pass it.
-      const est = estimateRequest(line.url, line.body);
-      if (est.priced && this.o.budgets.has(est.currency)) {
-        const cap = this.o.budgets.get(est.currency) as number;
-        const spent = this.#spent.get(est.currency) ?? 0;
-        if (spent + est.amount > cap + 1e-9) {
-          this.#reason = 'budget';
-          this.#budgetNote = `budget ${cap} ${est.currency} reached (${spent.toFixed(2)} submitted; ${line.customId} would add ${est.amount.toFixed(2)})`;
-          this.stats.notSubmitted += 1 + retry.length;
-          retry.length = 0;
-          break;
-        }
-      }
-      while (this.#followers.size >= followCap && !stopped()) await this.#pulse.wait();
-      try {
-        await this.#limits.acquire(line.model, this.#stop.signal);
-      } catch {
-        this.stats.notSubmitted++;
-        break;
-      }
-      if (stopped()) {
-        this.#limits.release(line.model, 'other');
-        this.stats.notSubmitted++;
-        break;
-      }
-      if (est.priced) this.#spent.set(est.currency, (this.#spent.get(est.currency) ?? 0) + est.amount);
-      inFlight++;
-      this.stats.sending++;
-      const attempt = next.attempt;
-      void this.#sendOne(line, est.priced ? { c: est.currency, a: est.amount } : undefined)
-        .then((again) => {
-          if (again !== undefined) {
-            if (est.priced) this.#spent.set(est.currency, (this.#spent.get(est.currency) ?? 0) - est.amount);
-            if (attempt < this.o.maxAttempts) {
-              retry.push({ line, notBefore: Date.now() + again.waitMs, attempt: attempt + 1 });
-            } else {
-              void this.#finish(
-                line.customId,
-                false,
-                { code: again.code },
-                outputLine(line.customId, null, {
-                  code: again.code,
-                  message: `not sent after ${attempt} attempts: ${again.message}`,
-                }),
-              ).catch((e: unknown) => this.#setFatal(e));
-            }
+      admit: (line) => {
+        const est = estimate(line);
+        if (est !== undefined && this.o.budgets.has(est.c)) {
+          const cap = this.o.budgets.get(est.c) as number;
+          const spent = this.#spent.get(est.c) ?? 0;
+          if (spent + est.a > cap + 1e-9) {
+            this.#reason = 'budget';
+            this.#budgetNote = `budget ${cap} ${est.c} reached (${spent.toFixed(2)} submitted; ${line.customId} would add ${est.a.toFixed(2)})`;
+            return false;
           }
-        })
-        .catch((e: unknown) => this.#setFatal(e))
-        .finally(() => {
-          inFlight--;
+        }
+        spend(est, 1);
+        return true;
+      },
+      send: async (line, ticket) => {
+        this.stats.sending++;
+        const est = estimate(line);
+        try {
+          const again = await this.#sendOne(line, est, ticket);
+          if (again !== undefined) spend(est, -1);
+          return again;
+        } finally {
           this.stats.sending--;
-          this.#pulse.fire();
-        });
-    }
-    while (inFlight > 0) await this.#pulse.wait();
+        }
+      },
+      giveUp: (line, attempts, last) =>
+        this.#finish(
+          line.customId,
+          false,
+          { code: last.code },
+          outputLine(line.customId, null, {
+            code: last.code,
+            message: `not sent after ${attempts} attempts: ${last.message}`,
+          }),
+        ),
+      stopped: () => this.#stop.signal.aborted || this.#fatal !== undefined,
+      room: () => this.#followers.size < followCap,
+      fatal: (e) => this.#setFatal(e),
+    });
+    const { unsent, refused } = await this.#scheduler.run();
     // Lines not reached are simply not sent; the same command (with a larger budget) sends them.
-    this.stats.notSubmitted += retry.length;
-    if (this.#reason === 'budget' && !inputDone) {
+    this.stats.notSubmitted += unsent;
+    if (refused) {
       for (;;) {
-        const it = await source.next();
-        if (it.done === true) break;
-        const parsed = parseLine(it.value.lineNo, it.value.text);
-        if (isProblem(parsed)) continue;
-        if (this.o.shard !== undefined && shardOf(parsed.customId, this.o.shard.n) !== this.o.shard.k)
-          continue;
-        if (this.state.status.has(parsed.customId)) continue;
-        this.stats.total++;
+        const line = await next();
+        if (line === undefined) break;
         this.stats.notSubmitted++;
       }
     }
@@ -364,17 +316,14 @@ export class Engine {
     this.#fatal ??= e instanceof Error ? e : new GwError(String(e));
     this.#stop.abort(this.#fatal);
     this.#cut.abort(this.#fatal);
-    this.#pulse.fire();
+    this.#scheduler?.wake();
   }
 
   /**
    * Sends one create. Returns undefined when the item is settled (answered, failed, in doubt), or what to do when
    * nothing was created and it may be resent (429, a connection that never opened).
    */
-  async #sendOne(
-    line: BatchLine,
-    est: Money | undefined,
-  ): Promise<{ waitMs: number; code: string; message: string } | undefined> {
+  async #sendOne(line: BatchLine, est: Money | undefined, ticket: Ticket): Promise<Resend | undefined> {
     const id = line.customId;
     const send = {
       e: 'send' as const,
@@ -393,18 +342,19 @@ export class Engine {
     } catch (e) {
       const out = classify(e);
       if (out.kind === 'rate-limited') {
-        this.#limits.release(line.model, 'rate-limited', out.retryAfterMs);
+        this.#limits.release(ticket, 'rate-limited', out.retryAfterMs);
         const r = { e: 'unsent' as const, id, at: Date.now(), code: out.code };
         this.state.apply(r);
         await this.writer.append(r);
-        return { waitMs: Math.min(60_000, out.retryAfterMs ?? 1000), code: out.code, message: out.message };
+        // The lane's pause (Retry-After, for every sender of the model) decides when it goes again.
+        return { rateLimited: true, waitMs: 0, code: out.code, message: out.message };
       }
-      this.#limits.release(line.model, 'other');
+      this.#limits.release(ticket, 'other');
       if (out.kind === 'not-sent') {
         const r = { e: 'unsent' as const, id, at: Date.now(), code: out.code };
         this.state.apply(r);
         await this.writer.append(r);
-        return { waitMs: 1000, code: out.code, message: out.message };
+        return { rateLimited: false, waitMs: 1000, code: out.code, message: out.message };
       }
       if (out.kind === 'auth') {
         const r = { e: 'unsent' as const, id, at: Date.now(), code: 'auth' };
@@ -431,7 +381,7 @@ export class Engine {
       await this.#doubt(id, out.code, out.message, out.requestId);
       return undefined;
     }
-    this.#limits.release(line.model, 'ok');
+    this.#limits.release(ticket, 'ok');
     const response = { status_code: res.status, request_id: res.requestId ?? null, body: res.data };
     const kind = line.endpoint.kind;
     if (kind === 'sync') {
@@ -465,7 +415,7 @@ export class Engine {
       );
       return undefined;
     }
-    this.#follow(id, kind, task, line.url, line.body, response);
+    this.#follow(id, kind, task, line.url, line.model, line.body, response);
     return undefined;
   }
 
@@ -474,11 +424,12 @@ export class Engine {
     kind: string,
     task: string,
     url: string,
+    model: string,
     body: Record<string, unknown> | undefined,
     response: OutputLine['response'] | undefined,
   ): void {
     this.stats.following++;
-    const p = this.#followOne(id, kind, task, url, body, response)
+    const p = this.#followOne(id, kind, task, url, model, body, response)
       .catch((e: unknown) => {
         if (this.#stop.signal.aborted) return; // left as created: the next run follows it again
         this.#setFatal(e);
@@ -486,7 +437,7 @@ export class Engine {
       .finally(() => {
         this.stats.following--;
         this.#followers.delete(p);
-        this.#pulse.fire();
+        this.#scheduler?.wake();
       });
     this.#followers.add(p);
   }
@@ -496,6 +447,7 @@ export class Engine {
     kind: string,
     task: string,
     url: string,
+    model: string,
     body: Record<string, unknown> | undefined,
     response: OutputLine['response'] | undefined,
   ): Promise<void> {
@@ -510,14 +462,20 @@ export class Engine {
       this.ctx.journal().update(JOURNAL_KIND[kind] ?? 'video', task, state);
     };
     const resp = response ?? { status_code: 200, request_id: null, body: { id: task } };
+    // Polls follow the model's lane: they wait out its pause, and a poll's 429 pauses it for every sender.
+    const lane = laneHooks(this.#limits, model);
     try {
       if (kind === 'video') {
         const videos = await import('../client/resources/videos.js');
-        const res = await videos.wait(this.client, task, {
-          signal,
-          requestTimeoutMs,
-          onUpdate: (r) => onState(String(r.status)),
-        });
+        const res = await pollThroughLane(lane, signal, () =>
+          videos.wait(this.client, task, {
+            signal,
+            requestTimeoutMs,
+            onUpdate: (r) => onState(String(r.status)),
+            sleep: lane.sleep,
+            onTransient: lane.onTransient,
+          }),
+        );
         const failure = videos.failureOf(task, res);
         if (failure !== undefined) {
           await this.#finish(
@@ -561,7 +519,14 @@ export class Engine {
         return;
       }
       const tasks = await import('../client/resources/beta-tasks.js');
-      const rec = await tasks.wait(this.client, task, { signal, onUpdate: (t) => onState(t.status) });
+      const rec = await pollThroughLane(lane, signal, () =>
+        tasks.wait(this.client, task, {
+          signal,
+          onUpdate: (t) => onState(t.status),
+          sleep: lane.sleep,
+          onTransient: lane.onTransient,
+        }),
+      );
       if (rec.status !== 'succeeded') {
         const code = rec.error?.code ?? `task_${rec.status}`;
         await this.#finish(

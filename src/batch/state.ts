@@ -73,6 +73,8 @@ export interface CreatedItem {
   task: string;
   kind: string;
   url: string;
+  /** The model of its create (its lane of the limits); '' when an older log did not say. */
+  model: string;
 }
 
 /** Totals and per-item status rebuilt from the log (also kept up to date by a running batch). */
@@ -84,6 +86,7 @@ export class BatchState {
   readonly implied = new Map<string, Money>();
   readonly failureCode = new Map<string, string>();
   readonly urlOf = new Map<string, string>();
+  readonly modelOf = new Map<string, string>();
   runs: Extract<StateRecord, { e: 'run' }>[] = [];
   /**
    * False while a batch runs: an item finished in this run is never looked up again (custom_ids are unique), so it
@@ -96,6 +99,7 @@ export class BatchState {
     if (this.keepFinished) return;
     this.status.delete(id);
     this.urlOf.delete(id);
+    this.modelOf.delete(id);
     this.failureCode.delete(id);
   }
 
@@ -114,6 +118,7 @@ export class BatchState {
         else this.estimate.delete(r.id);
         if (r.url.startsWith('/v1/videos') || r.url.startsWith('/alpha') || r.url.startsWith('/beta')) {
           this.urlOf.set(r.id, r.url);
+          this.modelOf.set(r.id, r.model);
         }
         return;
       case 'unsent':
@@ -126,7 +131,12 @@ export class BatchState {
         return;
       case 'created':
         this.status.set(r.id, 'created');
-        this.created.set(r.id, { task: r.task, kind: r.kind, url: this.urlOf.get(r.id) ?? '' });
+        this.created.set(r.id, {
+          task: r.task,
+          kind: r.kind,
+          url: this.urlOf.get(r.id) ?? '',
+          model: this.modelOf.get(r.id) ?? '',
+        });
         return;
       case 'task':
         return;

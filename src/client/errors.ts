@@ -228,10 +228,18 @@ export function errorFromBody(
   });
 }
 
-/** A request body breaks a rule of the contract; nothing was sent. `param` names the field. */
+/**
+ * A request body breaks a rule of the contract; nothing was sent. `field` (also `param`) names the field, e.g.
+ * `content[1].role`, and `rule` says what the field must be; the message is `<field>: <rule>`. `code` is the
+ * gateway's documented code for the rule when there is one (e.g. `invalid_duration`), else `invalid_input`.
+ */
 export class RequestValidationError extends GatewayError {
-  constructor(message: string, o: { field: string; code?: string | undefined }) {
+  readonly field: string;
+  readonly rule: string;
+  constructor(message: string, o: { field: string; code?: string | undefined; rule?: string | undefined }) {
     super({ code: o.code ?? 'invalid_input', message, param: o.field });
+    this.field = o.field;
+    this.rule = o.rule ?? message;
   }
 }
 

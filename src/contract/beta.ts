@@ -5,7 +5,6 @@
  */
 import * as z from 'zod';
 import { BETA_DATED_MODELS, BETA_MODELS, type BetaModel } from './catalog.js';
-import { UsageError } from '../core/errors.js';
 import { check, type RuleViolation } from './validate.js';
 import { NEEDS_DNS, hostProblem, hostProblemOffline, type HostResolver } from './net.js';
 
@@ -286,7 +285,7 @@ const createObject = z.looseObject(
     priority: int(`must be an integer from 0 to 9`, 0, 9).optional(),
     safety_identifier: z.string({ error: `must be a string` }).optional(),
     service_tier: z.string({ error: `must be a string such as default or flex` }).optional(),
-    // §6: non-empty after trimming, https, a public host (DNS part checked in prepareBetaTaskCreate).
+    // §6: non-empty after trimming, https, a public host (DNS part checked in checkBetaTaskCreate).
     callback_url: z
       .unknown()
       .superRefine((v, ctx) => {
@@ -430,18 +429,6 @@ export async function checkBetaTaskCreate(
   return { ok: true, value: { body, model: n.model, warnings: betaTaskWarnings(body) } };
 }
 
-/** Client side: checks a create body and throws a UsageError (exit 2, nothing sent) naming field and rule. */
-export async function prepareBetaTaskCreate(raw: unknown, resolve: HostResolver): Promise<PreparedBetaTask> {
-  const r = await checkBetaTaskCreate(raw, resolve);
-  if (r.ok) return r.value;
-  throw new UsageError(`${r.violation.field}: ${r.violation.message}`, {
-    field: r.violation.field,
-    ...(r.violation.code !== undefined && r.violation.code !== 'invalid_request'
-      ? { code: r.violation.code }
-      : {}),
-  });
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Price SKUs (§2.3)
 
@@ -573,7 +560,10 @@ export const betaTaskListSchema = z.looseObject({
 export type BetaTaskList = z.infer<typeof betaTaskListSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Building a body from CLI values (CLI.md `gw beta task create`)
+// Building a body from CLI values (`gw beta task create`).
+// CLI flag helpers, to move to src/commands with the rest of the flag parsing: BetaTaskInput, intOrText,
+// buildBetaTaskBody (and toAssetRef above, which the flags use). They stay pure: they throw nothing and leave a
+// bad value in the body for the schema to refuse with its rule.
 
 /** The values `gw beta task create` collects; undefined means "not given". */
 export interface BetaTaskInput {

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { UsageError } from '../core/errors.js';
 
 /** A rule violation: the field (e.g. `content[1].role`), the rule, and a documented error code when one applies. */
 export interface RuleViolation {
@@ -36,11 +35,4 @@ export function check<T>(
       code: typeof params?.code === 'string' ? params.code : undefined,
     },
   };
-}
-
-/** Parses a request body before sending; a violation is a UsageError (exit 2) naming the field and the rule. */
-export function parseRequest<T>(schema: z.ZodType<T>, value: unknown): T {
-  const r = check(schema, value);
-  if (r.ok) return r.value;
-  throw new UsageError(`${r.violation.field}: ${r.violation.message}`, { field: r.violation.field });
 }

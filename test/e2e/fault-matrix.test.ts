@@ -249,8 +249,13 @@ describe('fault matrix', () => {
       expect(models?.status).toBe('fail');
       expect(models?.detail.length).toBeGreaterThan(0);
       if (requestId) expect(models?.requestId).toMatch(/^req-sim-/);
-      // The other checks are unaffected by a fault on one route.
-      const others = report.checks.filter((c) => c.id !== 'models').map((c) => `${c.id}:${c.status}`);
+      // The other checks are unaffected by a fault on one route. The one warn allowed is the buffered-stream
+      // heuristic: it reads arrival times, and a CPU-starved reader (these cases run concurrently) sees a 5 ms
+      // paced stream arrive in one burst; it says nothing about the fault under test.
+      const others = report.checks
+        .filter((c) => c.id !== 'models')
+        .filter((c) => !(c.status === 'warn' && /arrived in one burst/.test(c.detail)))
+        .map((c) => `${c.id}:${c.status}`);
       expect(others.filter((c) => !/:(pass|skip)$/.test(c))).toEqual([]);
     });
   });

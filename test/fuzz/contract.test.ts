@@ -6,9 +6,10 @@ import * as betaAssets from '../../src/contract/beta-assets.js';
 import * as beta from '../../src/contract/beta.js';
 import * as models from '../../src/contract/models.js';
 import * as text from '../../src/contract/text.js';
-import { check, parseRequest } from '../../src/contract/validate.js';
+import { RequestValidationError } from '../../src/client/errors.js';
+import { requireValid } from '../../src/client/validation.js';
+import { check } from '../../src/contract/validate.js';
 import * as video from '../../src/contract/video.js';
-import { UsageError } from '../../src/core/errors.js';
 
 const RUNS = { seed: 42, numRuns: 60 } as const;
 
@@ -135,7 +136,7 @@ function mutate(doc: Json, m: Mutation): Json {
   return root;
 }
 
-/** The property: validation answers (success or issues), never throws; parseRequest throws only UsageError. */
+/** The property: validation answers (success or issues), never throws; requireValid throws only RequestValidationError. */
 function answersOnly(schema: z.ZodType, value: unknown): void {
   const r = schema.safeParse(value);
   expect(typeof r.success).toBe('boolean');
@@ -145,9 +146,9 @@ function answersOnly(schema: z.ZodType, value: unknown): void {
     expect(c.violation.message.length).toBeGreaterThan(0);
   }
   try {
-    parseRequest(schema, value);
+    requireValid(schema, value);
   } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
+    expect(e).toBeInstanceOf(RequestValidationError);
   }
 }
 

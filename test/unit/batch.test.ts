@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/batch/errors.js';
 import { parseLine, isProblem } from '../../src/batch/input.js';
-import { Limits } from '../../src/batch/limits.js';
+import { Limits, type Ticket } from '../../src/batch/limits.js';
 import { outputId } from '../../src/batch/output.js';
 import { parseShard, shardOf } from '../../src/batch/shard.js';
 import {
@@ -150,40 +150,52 @@ describe('batch limits (AIMD)', () => {
     let now = 0;
     const l = new Limits(8, () => now);
     expect(l.limitOf('m')).toBe(8);
-    await l.acquire('m');
-    l.release('m', 'rate-limited', 2000);
+    l.release(await l.acquire('m'), 'rate-limited', 2000);
     expect(l.limitOf('m')).toBe(4);
-    await l.acquire('other'); // other models are not paused
-    l.release('other', 'ok');
+    l.release(await l.acquire('other'), 'ok'); // other models are not paused
     let got = false;
-    const p = l.acquire('m').then(() => (got = true));
+    const p = l.acquire('m').then((t) => ((got = true), t));
     await Promise.resolve();
     expect(got).toBe(false);
+    expect(l.canSend('m')).toBe(false);
     now = 2000;
-    l.release('other', 'other'); // any release re-checks the waiters
-    l.release('other', 'other');
-    await p;
+    l.release(await l.acquire('other'), 'other'); // any release re-checks the waiters
+    l.release(await p, 'ok');
     expect(got).toBe(true);
-    l.release('m', 'ok');
-    for (let i = 0; i < 3; i++) {
-      await l.acquire('m');
-      l.release('m', 'ok');
-    }
+    for (let i = 0; i < 3; i++) l.release(await l.acquire('m'), 'ok');
     expect(l.limitOf('m')).toBe(5);
-    await l.acquire('m');
-    l.release('m', 'rate-limited', 10 * 60_000);
+    l.release(await l.acquire('m'), 'rate-limited', 10 * 60_000);
     expect(l.limitOf('m')).toBe(2);
+    expect(l.pausedFor('m')).toBe(60_000);
+  });
+
+  it('halves once for the 429s of requests sent together, and every 429 extends the pause', () => {
+    let now = 0;
+    const l = new Limits(8, () => now);
+    const tickets = Array.from({ length: 8 }, () => l.take('m'));
+    l.release(tickets[0] as Ticket, 'ok');
+    for (const t of tickets.slice(1, 4)) l.release(t, 'rate-limited', 200);
+    expect(l.limitOf('m')).toBe(4);
+    now = 50;
+    l.release(tickets[4] as Ticket, 'rate-limited', 300);
+    expect(l.pausedFor('m')).toBe(300);
+    // A request sent after the decrease and refused halves again.
+    now = 400;
+    for (const t of tickets.slice(5)) l.release(t, 'other');
+    l.release(l.take('m'), 'rate-limited', 100);
+    expect(l.limitOf('m')).toBe(2);
+    expect(l.acceptedOf('m')).toBe(1);
   });
 
   it('holds the global ceiling across models', async () => {
     const l = new Limits(2);
-    await l.acquire('a');
+    const a = await l.acquire('a');
     await l.acquire('b');
     let third = false;
     const p = l.acquire('c').then(() => (third = true));
     await Promise.resolve();
     expect(third).toBe(false);
-    l.release('a', 'ok');
+    l.release(a, 'ok');
     await p;
     expect(l.inFlight).toBe(2);
   });

@@ -6,9 +6,9 @@ import {
   alphaImage2VideoResponseSchema,
   type AlphaImage2VideoResponse,
 } from '../../contract/alpha.js';
-import { parseRequest } from '../../contract/validate.js';
 import { ResponseShapeError, errorFromBody } from '../errors.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
+import { requireValid } from '../validation.js';
 
 export { ALPHA_IMAGE2VIDEO_PATH };
 
@@ -40,6 +40,16 @@ export function toFormData(body: Record<string, unknown>): FormData {
 }
 
 /**
+ * Checks an image-to-video body against every rule of the alpha contract: the body, or a RequestValidationError
+ * naming the field and the rule. `image2video` calls it when the client validates; a program that must refuse bad
+ * input before it has a client (a dry run) calls it itself and then sends with a client built with
+ * `validate: false`.
+ */
+export function checkImage2Video(body: Record<string, unknown>): Record<string, unknown> {
+  return requireValid(alphaImage2VideoRequestSchema, body);
+}
+
+/**
  * `POST /alpha/v1/videos/image2video` (alpha-image2video.md §4): creates a task, answers `data.task_id` with
  * `task_status` `submitted`. The body is checked first unless the client's validation is off. An answer whose
  * `code` is not 0 is a GatewayError carrying its `request_id`, whatever the HTTP status (§2.2, §7).
@@ -49,7 +59,7 @@ export async function image2video(
   body: Record<string, unknown>,
   o: Image2VideoOptions = {},
 ): Promise<ApiResult<AlphaImage2VideoResponse>> {
-  const sent = client.validate ? parseRequest(alphaImage2VideoRequestSchema, body) : body;
+  const sent = client.validate ? checkImage2Video(body) : body;
   const common = {
     method: 'POST' as const,
     path: ALPHA_IMAGE2VIDEO_PATH,

@@ -16,10 +16,10 @@ import {
   type GetAssetResult,
   type ListAssetsResult,
 } from '../../contract/beta-assets.js';
-import { parseRequest } from '../../contract/validate.js';
 import { poll, type PollOptions } from '../poll.js';
 import { RequestValidationError, ResponseShapeError, errorFromBody } from '../errors.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
+import { requireValid } from '../validation.js';
 
 /** beta-tasks-assets.md §4.2: every asset action is `POST /beta/?Action=<name>&Version=2024-01-01`. */
 export const ASSET_PATH = '/beta/';
@@ -62,7 +62,7 @@ async function call<T>(
 }
 
 function checked<T>(client: GatewayClient, schema: z.ZodType<T>, body: unknown): unknown {
-  return client.validate ? parseRequest(schema, body) : body;
+  return client.validate ? requireValid(schema, body) : body;
 }
 
 /** `CreateAssetGroup` (§4.2): `Result.Id` of the new group. */
@@ -92,7 +92,7 @@ export async function createAsset(
 ): Promise<ApiResult<AssetCreated>> {
   let send: unknown = body;
   if (client.validate) {
-    const parsed = parseRequest(createAssetSchema, body);
+    const parsed = requireValid(createAssetSchema, body);
     const problem = assetSourceUrlProblem(parsed.URL);
     if (problem !== undefined) throw new RequestValidationError(`URL: ${problem}`, { field: 'URL' });
     send = parsed;

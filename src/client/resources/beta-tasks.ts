@@ -3,14 +3,15 @@ import {
   betaTaskListQuerySchema,
   betaTaskListSchema,
   betaTaskSchema,
+  checkBetaTaskCreate,
   isBetaTerminal,
-  prepareBetaTaskCreate,
   type BetaTask,
   type BetaTaskCreated,
   type BetaTaskList,
   type HostResolver,
+  type PreparedBetaTask,
 } from '../../contract/beta.js';
-import { parseRequest } from '../../contract/validate.js';
+import { requireValid, violationError } from '../validation.js';
 import { poll, type PollOptions } from '../poll.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
 
@@ -24,13 +25,29 @@ export async function resolveHost(host: string): Promise<string[]> {
   return answers.map((a) => a.address);
 }
 
-/** A resolver that asks `resolve` once per host (a command's own check and the resource's reuse the answer). */
+/** A resolver that asks `resolve` once per host (a batch checks thousands of bodies naming the same hosts). */
 export function cachingResolver(resolve: HostResolver = resolveHost): HostResolver {
   const seen = new Map<string, Promise<string[]>>();
   return (host) => {
     if (!seen.has(host)) seen.set(host, resolve(host));
     return seen.get(host) as Promise<string[]>;
   };
+}
+
+/**
+ * Checks a create body against every rule of §2.4 and §6 (DNS for callback_url with `resolve`): the body to send
+ * (`CallbackURL` renamed, `Asset://` normalised), its public model and non-blocking warnings, or a
+ * RequestValidationError naming the field and the rule (with the documented code, e.g. `invalid_duration`).
+ * `create` calls it when the client validates; a program that must refuse bad input before it has a client (a
+ * dry run) calls it itself and then sends with a client built with `validate: false`.
+ */
+export async function prepareCreate(
+  body: unknown,
+  resolve: HostResolver = resolveHost,
+): Promise<PreparedBetaTask> {
+  const r = await checkBetaTaskCreate(body, resolve);
+  if (r.ok) return r.value;
+  throw violationError(r.violation, { documentedCode: true });
 }
 
 /** Options of `create`. */
@@ -53,7 +70,7 @@ export async function create(
 ): Promise<ApiResult<BetaTaskCreated>> {
   let send = body;
   if (client.validate) {
-    const prepared = await prepareBetaTaskCreate(body, o.resolve ?? resolveHost);
+    const prepared = await prepareCreate(body, o.resolve ?? resolveHost);
     for (const w of prepared.warnings) o.onWarning?.(w);
     send = prepared.body;
   }
@@ -109,7 +126,7 @@ export async function list(
     'filter.model': p.model,
     'filter.task_ids': p.taskIds !== undefined && p.taskIds.length > 0 ? [...p.taskIds] : undefined,
   };
-  if (client.validate) parseRequest(betaTaskListQuerySchema, query);
+  if (client.validate) requireValid(betaTaskListQuerySchema, query);
   return client.request({
     method: 'GET',
     path: BETA_TASKS_PATH,

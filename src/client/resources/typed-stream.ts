@@ -3,7 +3,8 @@
  * unchanged (so `--json` prints the gateway's body as sent), and typed event streams decoded from SSE.
  */
 import type { z } from 'zod';
-import { formatPath, parseRequest } from '../../contract/validate.js';
+import { formatPath } from '../../contract/validate.js';
+import { requireValid } from '../validation.js';
 import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from '../errors.js';
 import type { ApiResult, GatewayClient, StreamResult } from '../gateway-client.js';
 import type { SseEvent } from '../sse.js';
@@ -107,7 +108,7 @@ export interface CallOptions {
 
 /** Checks a request body with the contract when the client validates (a violation is an error naming the field). */
 export function validateBody<T>(client: GatewayClient, schema: z.ZodType<T>, body: unknown): void {
-  if (client.validate) parseRequest(schema, body);
+  if (client.validate) requireValid(schema, body);
 }
 
 /** Checks `value` with a tolerant schema and returns it unchanged (zod would reorder keys). */

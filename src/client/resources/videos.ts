@@ -1,4 +1,5 @@
 import { check } from '../../contract/validate.js';
+import { violationError } from '../validation.js';
 import {
   isVideoFailure,
   isVideoTerminal,
@@ -9,7 +10,7 @@ import {
   type VideoRecord,
 } from '../../contract/video.js';
 import { poll } from '../poll.js';
-import { RequestValidationError, ResponseShapeError, TaskFailedError } from '../errors.js';
+import { ResponseShapeError, TaskFailedError } from '../errors.js';
 import type { ApiResult, GatewayClient, RawResult } from '../gateway-client.js';
 
 /** Per-call options. */
@@ -32,11 +33,7 @@ function videoPath(id: string): string {
 export function validateCreate(body: unknown): VideoCreateInput {
   const r = check(videoCreateSchema, body);
   if (r.ok) return body as VideoCreateInput;
-  const v = r.violation;
-  throw new RequestValidationError(`${v.field}: ${v.message}`, {
-    field: v.field,
-    code: v.code ?? 'invalid_input',
-  });
+  throw violationError(r.violation, { documentedCode: true });
 }
 
 /**

@@ -69,17 +69,17 @@ export default function i2vCommand(rt: Runtime): Command {
     .action(
       rt.action(async (ctx, opts: I2vOptions) => {
         const { buildI2vBody, preloadI2vFiles } = await import('./build-body.js');
-        const { ALPHA_IMAGE2VIDEO_PATH, alphaImage2VideoRequestSchema, effectiveModel } =
-          await import('../../contract/alpha.js');
+        const { ALPHA_IMAGE2VIDEO_PATH, effectiveModel } = await import('../../contract/alpha.js');
         const { abbreviateBody, alphaWarnings } = await import('./flags.js');
-        const { parseRequest } = await import('../../contract/validate.js');
+        const alpha = await import('../../client/resources/alpha.js');
         const read = await preloadI2vFiles(opts, ctx.signal);
         const body = buildI2vBody(withDefaultModel(opts, ctx.defaultModel('i2v')), {
           validate: ctx.globals.validate,
           read,
         });
-        // Checked before anything else (even before the connection settings): bad input is exit 2, nothing sent.
-        if (ctx.globals.validate) parseRequest(alphaImage2VideoRequestSchema, body);
+        // Checked once, by the resource's own check, before anything else (even before the connection settings):
+        // bad input is exit 2, nothing sent. The client below then skips its check.
+        if (ctx.globals.validate) alpha.checkImage2Video(body);
         for (const w of alphaWarnings(body)) ctx.out.warn(w);
         const encoding = opts.multipart === true ? 'multipart/form-data' : 'application/json';
         if (opts.dryRun === true) {
@@ -87,8 +87,7 @@ export default function i2vCommand(rt: Runtime): Command {
           ctx.out.json(abbreviateBody(body));
           return;
         }
-        const alpha = await import('../../client/resources/alpha.js');
-        const client = await ctx.client();
+        const client = await ctx.client({ validate: false });
         const spinner = await ctx.progress.spinner(`creating the image-to-video task (${encoding})`);
         let res: Awaited<ReturnType<typeof alpha.image2video>>;
         try {

@@ -19,7 +19,7 @@ export function runCommand(rt: Runtime): Command {
     .option('--allow-unpriced', 'with --budget: also run lines whose price is not fixed in advance', false)
     .option(
       '--max-attempts <n>',
-      'sends of one item when nothing was created (429, connection refused); default 8',
+      'sends of one item that created nothing (connection refused; 429s only when none of its model pass); default 8',
     )
     .option(
       '--shard <k/n>',
@@ -55,8 +55,12 @@ created (the gateway offers no query endpoint for them): their line carries the 
 
 Never billed twice: a create whose answer was lost after the request was written is "in doubt" and is not
 resent (see gw batch status; gw batch retry --in-doubt resends it). Only a 429 or a connection that never opened
-is resent automatically. Running the same command again skips what is done, follows what was created, and sends
-what was never sent; Ctrl-C prints that command. Videos and beta tasks are polled like gw video wait and
+is resent automatically: a 429 pauses that model for every sender until its Retry-After, and refused items go
+before new lines. --max-attempts counts the sends of one item that created nothing; a 429 counts only when no
+other create of that model was accepted since the item's previous 429 (a gateway that merely rate-limits gets
+every item through; one that refuses everything ends them). Running the same command again skips what is done,
+follows what was created, and sends what was never sent; Ctrl-C prints that command. Videos and beta tasks are
+polled like gw video wait (their polls also wait out their model's pause, and a poll's 429 pauses it) and
 downloaded like gw video download (atomic, resumable), the soonest to expire first.
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are

@@ -1,9 +1,8 @@
 import { FormData, MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatewayError, ResponseShapeError } from '../../../src/client/errors.js';
+import { GatewayError, RequestValidationError, ResponseShapeError } from '../../../src/client/errors.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import { image2video, toFormData } from '../../../src/client/resources/alpha.js';
-import { UsageError } from '../../../src/core/errors.js';
 
 const BASE = 'http://gw.test';
 const PATH = '/alpha/v1/videos/image2video';
@@ -93,7 +92,8 @@ describe('client alpha.image2video', () => {
     const e = await image2video(c, { image: 'https://example.com/a.png', cfg_scale: 3 }).catch(
       (x: unknown) => x,
     );
-    expect(e).toBeInstanceOf(UsageError);
+    expect(e).toBeInstanceOf(RequestValidationError);
+    expect(e).toMatchObject({ field: 'cfg_scale' });
     const off = client(false);
     off.pool
       .intercept({ path: PATH, method: 'POST' })

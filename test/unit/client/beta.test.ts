@@ -1,11 +1,15 @@
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatewayError, ResponseShapeError, TimeoutError } from '../../../src/client/errors.js';
+import {
+  GatewayError,
+  RequestValidationError,
+  ResponseShapeError,
+  TimeoutError,
+} from '../../../src/client/errors.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import * as assets from '../../../src/client/resources/beta-assets.js';
 import * as tasks from '../../../src/client/resources/beta-tasks.js';
 import type { HostResolver } from '../../../src/contract/beta.js';
-import { UsageError } from '../../../src/core/errors.js';
 import { hintOf } from '../../../src/core/error-map.js';
 import { fakeClock } from '../../helpers/clock.js';
 
@@ -71,7 +75,7 @@ describe('client beta tasks', () => {
       content: [{ type: 'text', text: 'x' }],
       callback_url: 'https://lan.example/cb',
     };
-    await expect(tasks.create(c, body, { resolve: dns })).rejects.toThrow(UsageError);
+    await expect(tasks.create(c, body, { resolve: dns })).rejects.toThrow(RequestValidationError);
     const off = client(false);
     let sent: unknown;
     off.pool.intercept({ path: tasks.BETA_TASKS_PATH, method: 'POST' }).reply(400, (o) => {
@@ -89,6 +93,22 @@ describe('client beta tasks', () => {
     expect(sent).toHaveProperty('CallbackURL', 'x');
     expect(e).toBeInstanceOf(GatewayError);
     expect(e).toMatchObject({ status: 400, code: 'invalid_request', param: 'callback_url' });
+  });
+
+  it('prepareCreate: the prepared body, or a RequestValidationError with field, rule and documented code', async () => {
+    const noDns: HostResolver = () => Promise.reject(new Error('no DNS in this test'));
+    const body = { model: 'gamma-video-2-0-mini-260615', content: [{ type: 'text', text: 'x' }] };
+    expect((await tasks.prepareCreate(body, noDns)).model).toBe('gamma-video-2-0-mini');
+    const e = await tasks.prepareCreate({ ...body, duration: 20 }, noDns).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(RequestValidationError);
+    expect((e as RequestValidationError).message).toMatch(/^duration: must be an integer from 4 to 15/);
+    expect(e).toMatchObject({ field: 'duration', param: 'duration', code: 'invalid_duration' });
+    expect((e as RequestValidationError).rule).toMatch(/^must be an integer from 4 to 15/);
+    // The gateway's catch-all code is reported as a local refusal, like every other rule without its own code.
+    const cb = await tasks
+      .prepareCreate({ ...body, callback_url: 'https://lan.example/cb' }, dns)
+      .catch((x: unknown) => x);
+    expect(cb).toMatchObject({ field: 'callback_url', code: 'invalid_input' });
   });
 
   it('lists with comma-separated task ids and the filters of §4.1', async () => {

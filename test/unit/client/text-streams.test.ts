@@ -1,13 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectionError, GatewayError, ResponseShapeError } from '../../../src/client/errors.js';
+import {
+  ConnectionError,
+  GatewayError,
+  RequestValidationError,
+  ResponseShapeError,
+} from '../../../src/client/errors.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import * as chat from '../../../src/client/resources/chat.js';
 import * as embeddings from '../../../src/client/resources/embeddings.js';
 import * as messages from '../../../src/client/resources/messages.js';
 import * as responses from '../../../src/client/resources/responses.js';
-import { UsageError } from '../../../src/core/errors.js';
 import { exitCodeOf, hintOf } from '../../../src/core/error-map.js';
 
 interface Seen {
@@ -183,12 +187,15 @@ describe('chat.create and client-side validation', () => {
     expect(r.requestId).toBe('rid-1');
   });
 
-  it('a body that breaks a rule is a UsageError and nothing is sent; validate:false sends it', async () => {
+  it('a body that breaks a rule is a RequestValidationError and nothing is sent; validate:false sends it', async () => {
     const { client, seen } = await serve(json(200, '{"choices":[]}'));
     const bad = { model: 'chat-3.7-plus', messages: [] };
-    const err = (await chat.create(client, bad).catch((e: unknown) => e)) as UsageError;
-    expect(err).toBeInstanceOf(UsageError);
+    const err = (await chat.create(client, bad).catch((e: unknown) => e)) as RequestValidationError;
+    expect(err).toBeInstanceOf(RequestValidationError);
     expect(err.message).toMatch(/^messages: must hold at least one message/);
+    expect(err).toMatchObject({ field: 'messages', param: 'messages', code: 'invalid_input' });
+    expect(err.rule).toMatch(/^must hold at least one message/);
+    expect(exitCodeOf(err)).toBe(2);
     expect(seen).toHaveLength(0);
     const loose = new GatewayClient({ baseUrl: client.baseUrl, token: 't', validate: false });
     await chat.create(loose, bad);

@@ -14,7 +14,6 @@ import {
   nonPublicAddressReason,
   normalizeAssetUrl,
   normalizeBetaModel,
-  prepareBetaTaskCreate,
   quoteBetaTask,
   renameCallbackUrl,
   skuCandidates,
@@ -23,7 +22,6 @@ import {
   type HostResolver,
 } from '../../../src/contract/beta.js';
 import { check } from '../../../src/contract/validate.js';
-import { UsageError } from '../../../src/core/errors.js';
 
 const text = (t = 'a cat surfing') => ({ type: 'text', text: t });
 const img = (role?: string, url = 'asset://asset-1') => ({
@@ -286,10 +284,10 @@ describe('beta §2.4 scalar fields', () => {
   it('execution_expires_after: an integer; outside 3600..259200 only warns', async () => {
     expect(violation(base({ execution_expires_after: 10.5 })).field).toBe('execution_expires_after');
     expect(violation(base({ execution_expires_after: 0 })).message).toMatch(/positive integer/);
-    const ok = await prepareBetaTaskCreate(base({ execution_expires_after: 7200 }), noDns);
-    expect(ok.warnings).toEqual([]);
-    const warn = await prepareBetaTaskCreate(base({ execution_expires_after: 60 }), noDns);
-    expect(warn.warnings[0]).toMatch(/outside the usual upstream range 3600 to 259200/);
+    const ok = await checkBetaTaskCreate(base({ execution_expires_after: 7200 }), noDns);
+    expect(ok.ok && ok.value.warnings).toEqual([]);
+    const warn = await checkBetaTaskCreate(base({ execution_expires_after: 60 }), noDns);
+    expect(warn.ok && warn.value.warnings[0]).toMatch(/outside the usual upstream range 3600 to 259200/);
   });
 
   it('lets unknown native fields through (e.g. seed)', () => {
@@ -352,8 +350,8 @@ describe('beta §6 callback_url', () => {
   });
 
   it('accepts a public IP literal without DNS and trims it', async () => {
-    const p = await prepareBetaTaskCreate(base({ callback_url: '  https://93.184.216.34/cb  ' }), noDns);
-    expect(p.body.callback_url).toBe('https://93.184.216.34/cb');
+    const p = await checkBetaTaskCreate(base({ callback_url: '  https://93.184.216.34/cb  ' }), noDns);
+    expect(p.ok && p.value.body.callback_url).toBe('https://93.184.216.34/cb');
     expect(await callbackUrlProblem('https://[2606:4700:4700::1111]/x', noDns)).toBeUndefined();
   });
 
@@ -375,9 +373,6 @@ describe('beta §6 callback_url', () => {
     );
     const r = await checkBetaTaskCreate(base({ callback_url: 'https://internal.example.com/cb' }), dns);
     expect(r.ok === false && r.violation).toMatchObject({ field: 'callback_url', code: 'invalid_request' });
-    await expect(
-      prepareBetaTaskCreate(base({ callback_url: 'https://internal.example.com/x' }), dns),
-    ).rejects.toBeInstanceOf(UsageError);
   });
 
   it('judges addresses with ipaddr.js ranges', async () => {
@@ -388,18 +383,17 @@ describe('beta §6 callback_url', () => {
   });
 });
 
-describe('prepareBetaTaskCreate', () => {
-  it('throws a UsageError naming field and rule, with the documented code when one exists', async () => {
-    const e = await prepareBetaTaskCreate(base({ duration: 20 }), noDns).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(UsageError);
-    expect((e as UsageError).message).toMatch(/^duration: must be an integer from 4 to 15/);
-    expect((e as UsageError).field).toBe('duration');
-    expect((e as UsageError).code).toBe('invalid_duration');
+describe('checkBetaTaskCreate', () => {
+  it('returns the violation (field, rule, documented code); it throws nothing', async () => {
+    const r = await checkBetaTaskCreate(base({ duration: 20 }), noDns);
+    expect(r.ok).toBe(false);
+    const v = !r.ok ? r.violation : undefined;
+    expect(v?.message).toMatch(/^must be an integer from 4 to 15/);
+    expect(v).toMatchObject({ field: 'duration', code: 'invalid_duration' });
   });
   it('returns the public model for a dated name', async () => {
-    expect((await prepareBetaTaskCreate(base({ model: 'gamma-video-2-0-mini-260615' }), noDns)).model).toBe(
-      'gamma-video-2-0-mini',
-    );
+    const r = await checkBetaTaskCreate(base({ model: 'gamma-video-2-0-mini-260615' }), noDns);
+    expect(r.ok && r.value.model).toBe('gamma-video-2-0-mini');
   });
 });
 

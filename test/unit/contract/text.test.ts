@@ -11,8 +11,7 @@ import {
   parseImageSize,
   responseCreateParamsSchema,
 } from '../../../src/contract/text.js';
-import { check, parseRequest } from '../../../src/contract/validate.js';
-import { UsageError } from '../../../src/core/errors.js';
+import { check } from '../../../src/contract/validate.js';
 
 /** One rule: a body that keeps it, a body that breaks it, the field named and the rule's wording. */
 interface RuleCase {
@@ -558,20 +557,11 @@ describe('parseImageSize', () => {
   });
 });
 
-describe('parseRequest on text bodies', () => {
-  it('throws a UsageError naming the field and the rule', () => {
-    const e = (() => {
-      try {
-        parseRequest(messageCreateParamsSchema, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
-      } catch (err) {
-        return err;
-      }
-      return undefined;
-    })() as UsageError;
-    expect(e).toBeInstanceOf(UsageError);
-    expect(e.exitCode).toBe(2);
-    expect(e.field).toBe('max_tokens');
-    expect(e.message).toBe('max_tokens: is required');
+describe('check on text bodies', () => {
+  it('returns the violation naming the field and the rule', () => {
+    const r = check(messageCreateParamsSchema, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.violation).toMatchObject({ field: 'max_tokens', message: 'is required' });
   });
 
   it('keeps pass-through fields', () => {
@@ -583,6 +573,7 @@ describe('parseRequest on text bodies', () => {
       ],
       thinking: { type: 'enabled', budget_tokens: 4 },
     };
-    expect(parseRequest(messageCreateParamsSchema, body)).toEqual(body);
+    const r = check(messageCreateParamsSchema, body);
+    expect(r.ok && r.value).toEqual(body);
   });
 });

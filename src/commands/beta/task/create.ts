@@ -4,7 +4,6 @@ import {
   BETA_RESOLUTIONS,
   buildBetaTaskBody,
   intOrText,
-  prepareBetaTaskCreate,
   quoteBetaTask,
 } from '../../../contract/beta.js';
 import { UsageError } from '../../../core/errors.js';
@@ -157,10 +156,11 @@ Examples:
           },
           base,
         );
-        const { cachingResolver } = await import('../../../client/resources/beta-tasks.js');
-        const resolve = cachingResolver();
+        const tasks = await import('../../../client/resources/beta-tasks.js');
+        // Checked once, by the resource's own check, before anything else (a dry run, the connection settings):
+        // bad input is exit 2, nothing sent. The client below then skips its check.
         if (ctx.globals.validate) {
-          const prepared = await prepareBetaTaskCreate(body, resolve);
+          const prepared = await tasks.prepareCreate(body);
           for (const w of prepared.warnings) ctx.out.warn(w);
           body = prepared.body;
         }
@@ -172,9 +172,8 @@ Examples:
         // Refuse before creating (and billing) anything.
         if (opts.download !== undefined)
           await checkCreateDownloadTarget(opts.download, 'gw beta task download');
-        const tasks = await import('../../../client/resources/beta-tasks.js');
-        const client = await ctx.client();
-        const res = await tasks.create(client, body, { signal: ctx.signal, resolve });
+        const client = await ctx.client({ validate: false });
+        const res = await tasks.create(client, body, { signal: ctx.signal });
         const id = res.data.id;
         ctx.recordCreated(client, {
           kind: 'beta-task',

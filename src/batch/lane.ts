@@ -1,0 +1,69 @@
+/**
+ * Polls of a batch's video and beta tasks go through their model's lane (limits.ts): a poll starts only while the
+ * lane is not paused, and a poll answered 429 pauses the lane (creates and polls of that model alike) until its
+ * Retry-After, halving the model's limit once per round like a create's 429.
+ */
+import { sleep as realSleep } from '../client/backoff.js';
+import type { Limits } from './limits.js';
+
+/** The hooks a poll (`videos.wait`, `betaTasks.wait`) takes to follow `model`'s lane. */
+export interface LaneHooks {
+  /** The poll's pause between requests, then the lane's pause if there is one. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** A transient error of a poll: a 429 pauses the lane. */
+  onTransient: (error: Error, waitMs: number) => void;
+  /** Waits until the lane is open (before the first poll). */
+  open: (signal?: AbortSignal) => Promise<void>;
+}
+
+/** True for an error the gateway answered with 429. */
+export function isRateLimited(e: unknown): boolean {
+  return (e as { status?: unknown } | null)?.status === 429;
+}
+
+/** Hooks that make one follower's polls follow `model`'s lane. */
+export function laneHooks(
+  limits: Limits,
+  model: string,
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void> = realSleep,
+): LaneHooks {
+  let round = limits.roundOf(model);
+  const open = async (signal?: AbortSignal): Promise<void> => {
+    await limits.whenOpen(model, signal);
+    round = limits.roundOf(model);
+  };
+  return {
+    open,
+    sleep: async (ms, signal) => {
+      await sleep(ms, signal);
+      await open(signal);
+    },
+    onTransient: (error) => {
+      if (!isRateLimited(error)) return;
+      const ms = (error as { retryAfterMs?: unknown }).retryAfterMs;
+      limits.refused(model, typeof ms === 'number' && Number.isFinite(ms) ? ms : undefined, round);
+    },
+  };
+}
+
+/**
+ * Follows a task through its lane. A poll gives up after a few transient errors in a row; when they were 429s the
+ * task is merely rate-limited, not lost: the wait starts again once the lane's pause ends (--timeout and Ctrl-C
+ * still end it).
+ */
+export async function pollThroughLane<R>(
+  lane: LaneHooks,
+  signal: AbortSignal,
+  wait: () => Promise<R>,
+): Promise<R> {
+  for (;;) {
+    await lane.open(signal);
+    try {
+      return await wait();
+    } catch (e) {
+      if (signal.aborted || !isRateLimited(e)) throw e;
+      // The poll gave up on this 429 without reporting it: it pauses the lane like the others did.
+      lane.onTransient(e as Error, 0);
+    }
+  }
+}
