@@ -228,9 +228,15 @@ export class Engine {
     const spend = (m: Money | undefined, sign: 1 | -1): void => {
       if (m !== undefined) this.#spent.set(m.c, (this.#spent.get(m.c) ?? 0) + sign * m.a);
     };
+    const estimates = new WeakMap<BatchLine, Money | null>();
     const estimate = (line: BatchLine): Money | undefined => {
-      const est = estimateRequest(line.url, line.body);
-      return est.priced ? { c: est.currency, a: est.amount } : undefined;
+      let m = estimates.get(line);
+      if (m === undefined) {
+        const est = estimateRequest(line.url, line.body);
+        m = est.priced ? { c: est.currency, a: est.amount } : null;
+        estimates.set(line, m);
+      }
+      return m ?? undefined;
     };
     /** The next line to send: skips other shards and what the state log says is settled or created. */
     const next = async (): Promise<BatchLine | undefined> => {

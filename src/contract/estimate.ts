@@ -1,21 +1,32 @@
 /**
  * The one price estimator of gw: what a create request will cost at list price, from the contract's price tables
  * (clip-1.1 per second in CNY; the beta SKU table in USD per million tokens). Used by `gw batch` (`--dry-run`,
- * `--budget`, `status`) on top of the same functions the create commands' `--dry-run` print (videoListPrice,
- * skuCandidates). Pure: no I/O.
+ * `--budget`, `status`) and by the `--dry-run` of the create commands (`gw video create`, `gw beta task create`,
+ * `gw alpha i2v`), which print its details. Pure: no I/O.
  */
-import { skuCandidates, skuFor } from './beta.js';
-import { videoListPrice } from './video.js';
+import { quoteBetaTask, skuFor, type BetaQuote } from './beta.js';
+import { videoListPrice, type VideoListPrice } from './video.js';
 
 /** Currencies the documents price in. */
 export type Currency = 'CNY' | 'USD';
 
+/** The details behind an estimate, for a create command's `--dry-run` to print. */
+export interface EstimateDetail {
+  /** `/v1/videos`: the clip-1.1 list price (undefined: the model has none). */
+  video?: VideoListPrice | undefined;
+  /** Beta tasks: the SKU (or the candidates) and its price per million tokens. */
+  beta?: BetaQuote | undefined;
+}
+
 /** What one request is expected to cost. */
-export type Estimate =
+export type Estimate = (
   | { priced: true; currency: Currency; amount: number; basis: string }
-  | { priced: false; reason: string; currency?: Currency | undefined };
+  | { priced: false; reason: string; currency?: Currency | undefined }
+) &
+  EstimateDetail;
 
 const VIDEOS = '/v1/videos';
+const ALPHA_I2V = '/alpha/v1/videos/image2video';
 const BETA_TASKS = '/beta/api/v3/contents/generations/tasks';
 
 function str(v: unknown): string | undefined {
@@ -29,10 +40,13 @@ export function estimateRequest(url: string, body: unknown): Estimate {
   if (url === VIDEOS) {
     const seconds = typeof b.seconds === 'number' ? b.seconds : undefined;
     const price = videoListPrice(model, seconds, str(b.resolution));
-    if (price === undefined) return { priced: false, reason: `no list price for ${model || 'this model'}` };
+    if (price === undefined) {
+      return { priced: false, reason: `no list price for ${model || 'this model'}`, video: undefined };
+    }
     if (price.amount === undefined) {
       return {
         priced: false,
+        video: price,
         currency: 'CNY',
         reason: `seconds not given: the gateway's default length applies (CNY ${price.perSecond.toFixed(2)}/s)`,
       };
@@ -42,14 +56,20 @@ export function estimateRequest(url: string, body: unknown): Estimate {
       currency: 'CNY',
       amount: price.amount,
       basis: `${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}`,
+      video: price,
     };
   }
+  if (url === ALPHA_I2V) {
+    return { priced: false, reason: 'no list price is published for image-to-video (alpha) tasks' };
+  }
   if (url === BETA_TASKS) {
-    const c = skuCandidates(b as Parameters<typeof skuCandidates>[0]);
+    const beta = quoteBetaTask(b);
+    const c = beta.candidates;
     const names = c.map((q) => `${q.sku} ${q.price} USD/M tokens`).join(', ');
     return {
       priced: false,
       currency: 'USD',
+      beta,
       reason:
         c.length > 0
           ? `billed by output tokens the request does not fix (${names})`

@@ -4,13 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimHandle, StartSimOptions } from '../../src/sim/server.js';
-import { isolatedDirs, runBash, spawnGw, type GwResult } from '../helpers/gw.js';
+import { isolatedDirs, runBash, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 /**
- * `gw batch` end to end: the real bin/gw against gw sim. The simulator's request log is the witness of "created
- * once": every create is counted by the prompt it carried. No test relies on timing: the SIGKILL and Ctrl-C cases
- * hold a create open with a simulator fault and act once the state log shows it was sent.
+ * `gw batch` end to end against gw sim: in-process through main() (runGw), except where a real process is the
+ * point — SIGKILL, Ctrl-C, and the --help examples pasted into a shell — which spawn bin/gw. The simulator's request
+ * log is the witness of "created once": every create is counted by the prompt it carried. No test relies on
+ * timing: the SIGKILL and Ctrl-C cases hold a create open with a simulator fault and act once the state log shows
+ * it was sent. Video and beta tasks finish at once in the simulator (their first poll sees them done).
  */
 const TOKEN = 'sk-batch-CANARY-5f3e9a1c77';
 const MARKS = [TOKEN, 'CANARY-5f3e9a1c77'];
@@ -29,7 +31,11 @@ function tmp(): string {
 }
 
 async function sim(o: StartSimOptions = {}): Promise<SimHandle & { env: Record<string, string> }> {
-  const s = await useSim({ tokens: { [TOKEN]: { tenant: 'default', models: '*' } }, ...o });
+  const s = await useSim({
+    tokens: { [TOKEN]: { tenant: 'default', models: '*' } },
+    ...o,
+    timings: { videoQueuedMs: 0, videoRunningMs: 0, betaQueuedMs: 0, betaRunningMs: 0, ...o.timings },
+  });
   return Object.assign(s, { env: { GW_BASE_URL: s.baseUrl, GW_TOKEN: TOKEN } });
 }
 
@@ -104,8 +110,9 @@ async function untilState(
   throw new Error('the state log never reached the expected point');
 }
 
+/** gw in-process (main() with captured streams). */
 function gw(argv: string[], env: Record<string, string>, home: Record<string, string>): Promise<GwResult> {
-  return spawnGw(argv, { env: { ...home, ...env } });
+  return runGw(argv, { env: { ...home, ...env } });
 }
 
 describe('gw batch run', () => {
@@ -277,9 +284,9 @@ describe('gw batch run', () => {
   });
 
   it('absorbs 429s on creates (Retry-After, lower concurrency) and creates each item once', async () => {
-    // 8 sends at once against one request each 200 ms (burst 1): the first is answered, the others get 429 however
+    // 8 sends at once against one request each 100 ms (burst 1): the first is answered, the others get 429 however
     // the machine schedules them; with the default --max-attempts every item still gets through.
-    const s = await sim({ rateLimit: { requestsPerSecond: 5, burst: 1 } });
+    const s = await sim({ rateLimit: { requestsPerSecond: 10, burst: 1 } });
     const d = tmp();
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     const file = writeInput(d, ids.map(chat));
@@ -386,8 +393,9 @@ describe('gw batch run', () => {
     expectNoToken(out);
   });
 
-  it('Ctrl-C stops the batch (exit 130) and prints the command that resumes it', async () => {
-    const s = await sim({ faults: [{ route: 'POST /v1/chat/completions', kind: 'slow', ms: 1000 }] });
+  it('Ctrl-C stops the batch (exit 130), lets the create in flight land, and prints the command that resumes it', async () => {
+    // Each create is answered 1.5 s after it arrives: Ctrl-C lands while the first is in flight.
+    const s = await sim({ faults: [{ route: 'POST /v1/chat/completions', kind: 'latency', ms: 1500 }] });
     const d = tmp();
     const file = writeInput(d, [chat('i1'), chat('i2')]);
     const out = join(d, 'out');
@@ -405,6 +413,10 @@ describe('gw batch run', () => {
     const r = await run;
     expect(r.exitCode).toBe(130);
     expect(r.stderr).toContain(`resume with: gw batch run ${file} --out ${out} --concurrency 1`);
+    // The create in flight got its grace period to land (not left in doubt); the next one was never sent.
+    expect(jsonl(join(out, 'results.jsonl')).map((x) => x.custom_id)).toEqual(['i1']);
+    expect(jsonl(join(out, 'errors.jsonl'))).toEqual([]);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
   });
 
   it('--timeout ends the run with exit 4, keeps the created task, and the same command follows it', async () => {

@@ -174,4 +174,69 @@ describe('batch scheduling under a rate limit (fake clock)', () => {
     const firstRefusal = Math.min(...t.refusals.map((r) => r.at));
     expect(lastOpen).toBeLessThan(firstRefusal + 500);
   });
+
+  it('counts every send of an item whose connection never opened, and gives up after --max-attempts', async () => {
+    const limits = new Limits(4);
+    const sends: number[] = [];
+    const gaveUp: number[] = [];
+    const input = items(1)[Symbol.iterator]();
+    const s = new Scheduler<Item>(limits, 3, {
+      model: (i) => i.model,
+      next: () => Promise.resolve(input.next().value),
+      admit: () => true,
+      send: (_item, ticket) => {
+        sends.push(Date.now());
+        limits.release(ticket, 'other');
+        return Promise.resolve({
+          rateLimited: false,
+          waitMs: 1000,
+          code: 'ECONNREFUSED',
+          message: 'refused',
+        });
+      },
+      giveUp: (_item, attempts) => {
+        gaveUp.push(attempts);
+        return Promise.resolve();
+      },
+      stopped: () => false,
+      room: () => true,
+      fatal: (e) => {
+        throw e;
+      },
+    });
+    const p = s.run();
+    await vi.advanceTimersByTimeAsync(5000);
+    await expect(p).resolves.toEqual({ unsent: 0, refused: false });
+    expect(gaveUp).toEqual([3]);
+    expect(sends.map((t) => t - (sends[0] as number))).toEqual([0, 1000, 2000]);
+  });
+
+  it('stops submitting when the budget refuses, counting the lines read but not sent', async () => {
+    const limits = new Limits(1);
+    const sent: string[] = [];
+    const input = items(5)[Symbol.iterator]();
+    const s = new Scheduler<Item>(limits, 8, {
+      model: (i) => i.model,
+      next: () => Promise.resolve(input.next().value),
+      admit: (item) => item.id !== 'chat-2',
+      send: (item, ticket) => {
+        sent.push(item.id);
+        limits.release(ticket, 'ok');
+        return Promise.resolve(undefined);
+      },
+      giveUp: () => Promise.resolve(),
+      stopped: () => false,
+      room: () => true,
+      fatal: (e) => {
+        throw e;
+      },
+    });
+    const p = s.run();
+    await vi.advanceTimersByTimeAsync(0);
+    const r = await p;
+    expect(sent).toEqual(['chat-0', 'chat-1']);
+    expect(r.refused).toBe(true);
+    // chat-2 and whatever was read ahead of it; the engine counts the rest of the input.
+    expect(r.unsent + [...input].length).toBe(3);
+  });
 });

@@ -83,7 +83,11 @@ export default function i2vCommand(rt: Runtime): Command {
         for (const w of alphaWarnings(body)) ctx.out.warn(w);
         const encoding = opts.multipart === true ? 'multipart/form-data' : 'application/json';
         if (opts.dryRun === true) {
+          // The one estimator gw batch also uses: no list price is published for alpha tasks.
+          const { estimateRequest } = await import('../../contract/estimate.js');
+          const est = estimateRequest(ALPHA_IMAGE2VIDEO_PATH, body);
           ctx.out.note(`dry run: POST ${ALPHA_IMAGE2VIDEO_PATH} as ${encoding}; nothing was sent`);
+          if (!est.priced) ctx.out.note(est.reason);
           ctx.out.json(abbreviateBody(body));
           return;
         }

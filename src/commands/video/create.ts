@@ -40,14 +40,10 @@ async function buildBody(
 }
 
 async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
-  const { videoListPrice } = await import('../../contract/video.js');
+  // The one estimator gw batch also uses (--dry-run, --budget).
+  const { estimateRequest } = await import('../../contract/estimate.js');
   const model = String(body.model);
-  const seconds = typeof body.seconds === 'number' ? body.seconds : undefined;
-  const price = videoListPrice(
-    model,
-    seconds,
-    typeof body.resolution === 'string' ? body.resolution : undefined,
-  );
+  const price = estimateRequest('/v1/videos', body).video;
   const notes: string[] = [];
   if (price?.resolutionDefaulted === true) {
     notes.push(

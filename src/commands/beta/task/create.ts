@@ -4,8 +4,9 @@ import {
   BETA_RESOLUTIONS,
   buildBetaTaskBody,
   intOrText,
-  quoteBetaTask,
+  type BetaQuote,
 } from '../../../contract/beta.js';
+import { estimateRequest } from '../../../contract/estimate.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context, Runtime } from '../../context.js';
 import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../job-output.js';
@@ -58,7 +59,9 @@ async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<s
 
 /** `--dry-run`: the body, then the SKU of §2.3 and its price (every candidate when the resolution is open). */
 function printDryRun(ctx: Context, body: Record<string, unknown>): void {
-  const { lines, ...quote } = quoteBetaTask(body);
+  // The one estimator gw batch also uses; it quotes every beta task.
+  const est = estimateRequest('/beta/api/v3/contents/generations/tasks', body);
+  const { lines, ...quote } = est.beta as BetaQuote;
   if (ctx.globals.json) {
     ctx.out.json({ body, ...quote });
     return;
