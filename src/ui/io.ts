@@ -11,6 +11,21 @@ export interface Io {
   env: Record<string, string | undefined>;
   /** Aborted on Ctrl-C / SIGTERM. */
   signal?: AbortSignal;
+  /** The clock of waits (their poll sleeps and limits); default the real one. Embedders and tests pass theirs. */
+  clock?: WaitClock;
+}
+
+/** What a wait reads the time from and sleeps with. */
+export interface WaitClock {
+  now(): number;
+  /** Resolves after `ms`; rejects (an AbortError) when `signal` aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Poll options using `io`'s clock, when it has one (spread into a wait's options). */
+export function clockOf(io: Io): { now?: () => number; sleep?: WaitClock['sleep'] } {
+  const c = io.clock;
+  return c === undefined ? {} : { now: () => c.now(), sleep: (ms, signal) => c.sleep(ms, signal) };
 }
 
 /** The real process streams. */

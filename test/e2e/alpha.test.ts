@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/core/journal.js';
@@ -7,12 +6,13 @@ import { alphaStore } from '../../src/sim/routes/alpha.js';
 import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
 import { makeJpeg, makePng } from '../helpers/images.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const URL_IMG = 'https://example.com/first.png';
 
 /** A scratch directory with generated images: 640x360 PNG/JPEG image and masks, a 320x180 mask, a text file. */
 function files(): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-alpha-'));
+  const dir = tempDir('gw-alpha-');
   const put = (name: string, bytes: Buffer | string): string => {
     const p = join(dir, name);
     writeFileSync(p, bytes);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
 import { assetStore } from '../../src/sim/routes/beta-assets.js';
-import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 const OTHER = 'sk-other-1111';
@@ -16,7 +16,7 @@ const actions = (sim: Sim): string[] =>
     .map((q) => new URLSearchParams(q.query).get('Action') ?? '');
 
 async function group(sim: Sim, env: Record<string, string> = sim.env): Promise<string> {
-  const r = await spawnGw(
+  const r = await runGw(
     ['beta', 'asset', 'group', 'create', '--name', 'refs', '--description', 'storyboard', ...M],
     { env },
   );
@@ -31,7 +31,7 @@ describe('gw beta asset: to Active and to Failed', () => {
     const env = { ...sim.env, ...dirs };
     const g = await group(sim, env);
     expect(g).toMatch(/^group-\d{14}-\w+$/);
-    const a = await spawnGw(
+    const a = await runGw(
       [
         'beta',
         'asset',
@@ -65,15 +65,15 @@ describe('gw beta asset: to Active and to Failed', () => {
       Name: 'refs',
       Description: 'storyboard',
     });
-    const get = await spawnGw(['beta', 'asset', 'get', id, ...M], { env });
+    const get = await runGw(['beta', 'asset', 'get', id, ...M], { env });
     expect(get.stdout).toMatch(/^status: +Active$/m);
     expect(get.stdout).toMatch(/^type: +Image$/m);
-    const json = await spawnGw(['beta', 'asset', 'get', id, ...M, '--json'], { env });
+    const json = await runGw(['beta', 'asset', 'get', id, ...M, '--json'], { env });
     expect(JSON.parse(json.stdout)).toMatchObject({
       ResponseMetadata: { Action: 'GetAsset', Version: '2024-01-01' },
       Result: { Id: id, Status: 'Active' },
     });
-    const t = await spawnGw(
+    const t = await runGw(
       ['beta', 'task', 'create', 'the cat surfs', ...M, '--first-frame', `Asset://${id}`],
       { env },
     );
@@ -88,23 +88,23 @@ describe('gw beta asset: to Active and to Failed', () => {
     const sim = await useSim();
     const g = await group(sim);
     const ok = (
-      await spawnGw(['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/a.mp4', ...M], {
+      await runGw(['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/a.mp4', ...M], {
         env: sim.env,
       })
     ).stdout.trim();
     const bad = (
-      await spawnGw(
+      await runGw(
         ['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/sim-fail/b.wav', ...M],
         { env: sim.env },
       )
     ).stdout.trim();
-    const r = await spawnGw(['beta', 'asset', 'wait', ok, bad, ...M], { env: sim.env });
+    const r = await runGw(['beta', 'asset', 'wait', ok, bad, ...M], { env: sim.env });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`error: asset_failed: asset ${bad} ended Failed`);
     expect(r.stderr).toMatch(/hint: the asset library shows no failure reason/);
     expect(r.stdout).toMatch(new RegExp(`${ok}.*Video.*Active`));
     expect(r.stdout).toMatch(new RegExp(`${bad}.*Audio.*Failed`));
-    const j = await spawnGw(['beta', 'asset', 'wait', ok, ...M, '--json'], { env: sim.env });
+    const j = await runGw(['beta', 'asset', 'wait', ok, ...M, '--json'], { env: sim.env });
     expect(j.exitCode).toBe(0);
     expect(JSON.parse(j.stdout)).toMatchObject({ assets: [{ Id: ok, Status: 'Active' }] });
   });
@@ -113,11 +113,11 @@ describe('gw beta asset: to Active and to Failed', () => {
     const sim = await useSim({ timings: { assetProcessingMs: 600_000 } });
     const g = await group(sim);
     const id = (
-      await spawnGw(['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/a.png', ...M], {
+      await runGw(['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/a.png', ...M], {
         env: sim.env,
       })
     ).stdout.trim();
-    const r = await spawnGw(['beta', 'asset', 'wait', id, ...M, '--timeout', '1s'], { env: sim.env });
+    const r = await runGw(['beta', 'asset', 'wait', id, ...M, '--timeout', '1s'], { env: sim.env });
     expect(r.exitCode).toBe(4);
     expect(r.stderr).toContain(`resume with: gw beta asset wait ${id} -m gamma-video-2-0`);
   });
@@ -128,7 +128,7 @@ describe('gw beta asset upload without a terminal', () => {
     const sim = await useSim();
     const g = await group(sim);
     sim.requests.length = 0;
-    const r = await spawnGw(
+    const r = await runGw(
       [
         'beta',
         'asset',
@@ -156,7 +156,7 @@ describe('gw beta asset upload without a terminal', () => {
 
   it('without --group: creates a group first; a Failed asset exits 1 and only Active refs are printed', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
+    const r = await runGw(
       [
         'beta',
         'asset',
@@ -180,7 +180,7 @@ describe('gw beta asset upload without a terminal', () => {
       ['Image', 'Active'],
       ['Video', 'Failed'],
     ]);
-    const plain = await spawnGw(
+    const plain = await runGw(
       [
         'beta',
         'asset',
@@ -207,7 +207,7 @@ describe('gw beta asset upload without a terminal', () => {
     [[], /url: give at least one --url/],
   ])('refuses %j with exit 2 and sends nothing', async (args, message) => {
     const sim = await useSim();
-    const r = await spawnGw(['beta', 'asset', 'upload', ...args], { env: sim.env });
+    const r = await runGw(['beta', 'asset', 'upload', ...args], { env: sim.env });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(sim.requests).toEqual([]);
@@ -222,7 +222,7 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
     for (const n of [1, 2, 3, 4, 5]) {
       expect(
         (
-          await spawnGw(
+          await runGw(
             ['beta', 'asset', 'create', '--group', g, '--url', `https://example.com/${n}.png`, ...M],
             { env },
           )
@@ -230,7 +230,7 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
       ).toBe(0);
     }
     sim.requests.length = 0;
-    const r = await spawnGw(
+    const r = await runGw(
       ['beta', 'asset', 'list', '--group', g, ...M, '--all', '--page-size', '2', '--json'],
       { env },
     );
@@ -243,7 +243,7 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
       Filter: { GroupType: 'AIGC', GroupIds: [g] },
       PageSize: 2,
     });
-    const table = await spawnGw(['beta', 'asset', 'list', '--group', g, ...M], { env });
+    const table = await runGw(['beta', 'asset', 'list', '--group', g, ...M], { env });
     expect(table.stdout.match(/asset-\d{14}/g)).toHaveLength(5);
   });
 
@@ -256,38 +256,38 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
     });
     const g = await group(sim);
     const id = (
-      await spawnGw(['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/a.png', ...M], {
+      await runGw(['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/a.png', ...M], {
         env: sim.env,
       })
     ).stdout.trim();
     const env = { ...sim.env, GW_TOKEN: OTHER };
-    const get = await spawnGw(['beta', 'asset', 'get', id, ...M], { env });
+    const get = await runGw(['beta', 'asset', 'get', id, ...M], { env });
     expect(get.exitCode).toBe(1);
     expect(get.stderr).toMatch(
       new RegExp(
         `^error: ResourceNotFound.Asset: asset ${id} was not found\\nrequest id: req-sim-\\w+\\nhint: the asset does not exist or belongs to another tenant`,
       ),
     );
-    const json = await spawnGw(['beta', 'asset', 'get', id, ...M, '--json'], { env });
+    const json = await runGw(['beta', 'asset', 'get', id, ...M, '--json'], { env });
     expect(JSON.parse(json.stderr)).toMatchObject({
       error: { code: 'ResourceNotFound.Asset', request_id: expect.stringMatching(/^req-sim-/) as unknown },
     });
-    const create = await spawnGw(
+    const create = await runGw(
       ['beta', 'asset', 'create', '--group', g, '--url', 'https://example.com/b.png', ...M],
       { env },
     );
     expect(create.stderr).toMatch(/^error: ResourceNotFound.AssetGroup: /m);
-    const task = await spawnGw(['beta', 'task', 'create', 'x', ...M, '--first-frame', id], { env });
+    const task = await runGw(['beta', 'task', 'create', 'x', ...M, '--first-frame', id], { env });
     expect(task.stderr).toMatch(/^error: ResourceNotFound.Asset: /m);
-    const list = await spawnGw(['beta', 'asset', 'list', '--group', g, ...M, '--json'], { env });
+    const list = await runGw(['beta', 'asset', 'list', '--group', g, ...M, '--json'], { env });
     expect(JSON.parse(list.stdout)).toMatchObject({ Result: { Items: [], TotalCount: 0 } });
   });
 
   it('offers no update, delete or moderation skip', async () => {
-    const help = await spawnGw(['beta', 'asset', '--help']);
+    const help = await runGw(['beta', 'asset', '--help']);
     expect(help.stdout).not.toMatch(/^\s+(update|delete)\b/m);
     for (const verb of ['delete', 'update']) {
-      const r = await spawnGw(['beta', 'asset', verb, 'asset-1', ...M]);
+      const r = await runGw(['beta', 'asset', verb, 'asset-1', ...M]);
       expect(r.exitCode).toBe(2);
     }
   });
@@ -312,7 +312,7 @@ describe('gw beta asset: lists, tenants, and what is not offered', () => {
     [['wait', 'asset-1', ...M, '--timeout', 'later'], /not a duration/],
   ])('refuses %j with exit 2 and sends nothing', async (args, message) => {
     const sim = await useSim();
-    const r = await spawnGw(['beta', 'asset', ...args], { env: sim.env });
+    const r = await runGw(['beta', 'asset', ...args], { env: sim.env });
     expect(r.stderr).toMatch(message);
     expect(r.exitCode).toBe(2);
     expect(sim.requests).toEqual([]);

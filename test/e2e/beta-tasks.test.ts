@@ -1,18 +1,27 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../src/core/errors.js';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
-import { isolatedDirs, runBash, spawnGw, type GwResult } from '../helpers/gw.js';
+import { type GwResult, isolatedDirs, runBash, runGw } from '../helpers/gw.js';
+import { startGwServer } from '../helpers/gw-server.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
 const TASKS = '/beta/api/v3/contents/generations/tasks';
 const OTHER = 'sk-other-1111';
 type Sim = Awaited<ReturnType<typeof useSim>>;
 
-/** Runs a bash script with gw on PATH. */
-function bash(script: string, env: Record<string, string>): Promise<GwResult> {
-  return runBash(script, { env });
+/** Runs a bash script whose `gw` runs in-process (gw-server.ts): real shell semantics, no Node start per line. */
+async function bash(script: string, env: Record<string, string>): Promise<GwResult> {
+  const server = await startGwServer();
+  try {
+    const r = await runBash(`${server.prelude}\n${script}`, { env });
+    expect(server.stackTraces).toEqual([]);
+    return r;
+  } finally {
+    await server.close();
+  }
 }
 
 async function twoTenants(timings: Record<string, number> = {}): Promise<Sim> {
@@ -51,9 +60,9 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 }
 
 describe('gw beta task: the scripted workflow', () => {
-  it('create → wait → download → list → delete in a real bash script', async () => {
+  it('create → wait → download → list → delete in a bash script', async () => {
     const sim = await useSim();
-    const work = mkdtempSync(join(tmpdir(), 'gw-beta-work-'));
+    const work = tempDir('gw-beta-work-');
     const dirs = isolatedDirs();
     const r = await bash(
       `set -euo pipefail
@@ -97,9 +106,9 @@ echo "done $id"`,
 
   it('create --download chains: the id first, then the file', async () => {
     const sim = await useSim();
-    const work = mkdtempSync(join(tmpdir(), 'gw-beta-work-'));
+    const work = tempDir('gw-beta-work-');
     const file = join(work, 'clip.mp4');
-    const r = await spawnGw(
+    const r = await runGw(
       ['beta', 'task', 'create', 'waves', '-m', 'gamma-video-2-0-mini', '--download', file],
       { env: sim.env },
     );
@@ -107,7 +116,7 @@ echo "done $id"`,
     expect(r.stdout).toMatch(/^cgt-\S+\n$/);
     expect(r.stderr).not.toMatch(/about 24 hours/); // a tip: only on a terminal
     expect(readFileSync(file).subarray(4, 8).toString('latin1')).toBe('ftyp');
-    const json = await spawnGw(
+    const json = await runGw(
       ['beta', 'task', 'create', 'waves', '-m', 'gamma-video-2-0-mini', '--wait', '--json'],
       { env: sim.env },
     );
@@ -119,7 +128,7 @@ echo "done $id"`,
 
   it('--dry-run shows the body, the SKU and its price, and sends nothing', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
+    const r = await runGw(
       [
         'beta',
         'task',
@@ -139,7 +148,7 @@ echo "done $id"`,
     expect(r.stdout).toContain('"url": "asset://asset-1"');
     expect(r.stdout).toContain('sku: gamma-video-2-0-1080p-video');
     expect(r.stdout).toContain('price: 4.7 USD per million tokens');
-    const k = await spawnGw(
+    const k = await runGw(
       [
         'beta',
         'task',
@@ -172,7 +181,7 @@ describe('gw beta task: list, delete, wait outcomes', () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push(await createTask(sim, `t${i}`));
     sim.requests.length = 0;
-    const r = await spawnGw(['beta', 'task', 'list', '--all', '--page-size', '3', '--json'], {
+    const r = await runGw(['beta', 'task', 'list', '--all', '--page-size', '3', '--json'], {
       env: sim.env,
     });
     expect(r.exitCode).toBe(0);
@@ -184,7 +193,7 @@ describe('gw beta task: list, delete, wait outcomes', () => {
       '?page_num=2&page_size=3',
       '?page_num=3&page_size=3',
     ]);
-    const table = await spawnGw(
+    const table = await runGw(
       ['beta', 'task', 'list', '--page-size', '2', '--ids', `${ids[0]},${ids[1]}`, '--ids', ids[2] as string],
       { env: sim.env },
     );
@@ -197,7 +206,7 @@ describe('gw beta task: list, delete, wait outcomes', () => {
       tokens: { 'sk-closed-2222': { tenant: 'c', models: '*', notOpened: ['beta-tasks', 'asset-library'] } },
     });
     const env = { ...sim.env, GW_TOKEN: 'sk-closed-2222' };
-    const t = await spawnGw(['beta', 'task', 'create', 'a kite', '-m', 'gamma-video-2-0'], { env });
+    const t = await runGw(['beta', 'task', 'create', 'a kite', '-m', 'gamma-video-2-0'], { env });
     expect(t.exitCode).toBe(1);
     expect(t.stdout).toBe('');
     expect(t.stderr).toMatch(
@@ -205,7 +214,7 @@ describe('gw beta task: list, delete, wait outcomes', () => {
     );
     expect(t.stderr).toMatch(/request id: req-sim-/);
     expect(t.stderr).toContain('hint: the account has not opened the overseas family or the asset library');
-    const g = await spawnGw(['beta', 'asset', 'group', 'create', '--name', 'refs', '-m', 'gamma-video-2-0'], {
+    const g = await runGw(['beta', 'asset', 'group', 'create', '--name', 'refs', '-m', 'gamma-video-2-0'], {
       env,
     });
     expect(g.exitCode).toBe(1);
@@ -217,7 +226,7 @@ describe('gw beta task: list, delete, wait outcomes', () => {
     const sim = await useSim();
     const running = await createTask(sim, 'forever [sim:never]');
     await until(async () => (await statusOf(sim, running)) === 'running');
-    const r = await spawnGw(['beta', 'task', 'delete', running], { env: sim.env });
+    const r = await runGw(['beta', 'task', 'delete', running], { env: sim.env });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(
       /error: InvalidAction.RunningTaskDeletion: task cgt-\S+ is running, and the interface does not delete running tasks/,
@@ -227,11 +236,11 @@ describe('gw beta task: list, delete, wait outcomes', () => {
 
     const slow = await useSim({ timings: { betaQueuedMs: 600_000 } });
     const queued = await createTask(slow, 'later');
-    const q = await spawnGw(['beta', 'task', 'delete', queued], { env: slow.env });
+    const q = await runGw(['beta', 'task', 'delete', queued], { env: slow.env });
     expect(q.exitCode).toBe(0);
     expect(q.stderr).toContain(`task ${queued} was queued: it is now cancelled`);
     expect(await statusOf(slow, queued)).toBe('cancelled');
-    const again = await spawnGw(['beta', 'task', 'delete', queued, '--json'], { env: slow.env });
+    const again = await runGw(['beta', 'task', 'delete', queued, '--json'], { env: slow.env });
     expect(again.exitCode).toBe(1);
     expect(JSON.parse(again.stderr)).toMatchObject({ error: { type: 'Conflict' } });
   });
@@ -239,27 +248,27 @@ describe('gw beta task: list, delete, wait outcomes', () => {
   it('wait: failed and expired exit 1, timeout exits 4 with the resume command, Ctrl-C exits 130', async () => {
     const sim = await useSim();
     const failed = await createTask(sim, 'x [sim:fail]');
-    const f = await spawnGw(['beta', 'task', 'wait', failed], { env: sim.env });
+    const f = await runGw(['beta', 'task', 'wait', failed], { env: sim.env });
     expect(f.exitCode).toBe(1);
     expect(f.stderr).toMatch(/error: task_failed: task cgt-\S+ ended failed/);
     expect(f.stdout).toMatch(/^status: +failed$/m);
     const expired = await createTask(sim, 'x [sim:expire]');
-    const e = await spawnGw(['beta', 'task', 'wait', expired, '--json'], { env: sim.env });
+    const e = await runGw(['beta', 'task', 'wait', expired, '--json'], { env: sim.env });
     expect(e.exitCode).toBe(1);
     expect(JSON.parse(e.stdout)).toMatchObject({ id: expired, status: 'expired' });
 
     const never = await createTask(sim, 'x [sim:never]');
-    const t = await spawnGw(['beta', 'task', 'wait', never, '--timeout', '1s'], { env: sim.env });
+    const t = await runGw(['beta', 'task', 'wait', never, '--timeout', '1s'], { env: sim.env });
     expect(t.exitCode).toBe(4);
     expect(t.stderr).toContain(`resume with: gw beta task wait ${never}`);
 
     const polled = (): boolean =>
       sim.requests.some((q) => q.method === 'GET' && q.path === `${TASKS}/${never}`);
     sim.requests.length = 0;
-    const c = await spawnGw(['beta', 'task', 'wait', never], {
-      env: sim.env,
-      onSpawn: (child) => void until(polled).then(() => child.kill('SIGINT')),
-    });
+    // Ctrl-C as main() sees it (the real signal is covered by the spawned tests of video wait and signals-pty).
+    const ctrlC = new AbortController();
+    void until(polled).then(() => ctrlC.abort(new InterruptedError()));
+    const c = await runGw(['beta', 'task', 'wait', never], { env: sim.env, signal: ctrlC.signal });
     expect(c.exitCode).toBe(130);
     expect(c.stderr).toContain(`resume with: gw beta task wait ${never}`);
   });
@@ -272,27 +281,27 @@ describe('gw beta task: list, delete, wait outcomes', () => {
       ['beta', 'task', 'get', id],
       ['beta', 'task', 'delete', id],
       ['beta', 'task', 'wait', id],
-      ['beta', 'task', 'download', id, '-o', join(mkdtempSync(join(tmpdir(), 'gw-')), 'x.mp4')],
+      ['beta', 'task', 'download', id, '-o', join(tempDir('gw-'), 'x.mp4')],
     ]) {
-      const r = await spawnGw(argv, { env });
+      const r = await runGw(argv, { env });
       expect(r.exitCode, argv.join(' ')).toBe(1);
       expect(r.stderr).toMatch(/^error: task_not_found: /m);
       expect(r.stderr).toContain('hint: the task does not exist or belongs to another tenant');
     }
-    const list = await spawnGw(['beta', 'task', 'list', '--json'], { env });
+    const list = await runGw(['beta', 'task', 'list', '--json'], { env });
     expect(JSON.parse(list.stdout)).toEqual({ items: [], total: 0 });
     expect(await statusOf(sim, id)).not.toBe('cancelled'); // untouched
   });
 
   it('--no-validate sends a rule-breaking body and the simulator answers with the documented code', async () => {
     const sim = await useSim({ betaFilterOffUnmapped: true });
-    const d = await spawnGw(
+    const d = await runGw(
       ['--no-validate', 'beta', 'task', 'create', 'x', '-m', 'gamma-video-2-0', '--duration', '3'],
       { env: sim.env },
     );
     expect(d.exitCode).toBe(1);
     expect(d.stderr).toMatch(/^error: invalid_duration: /m);
-    const m = await spawnGw(['beta', 'task', 'create', 'x', '-m', 'gamma-video-2-0-filter-off'], {
+    const m = await runGw(['beta', 'task', 'create', 'x', '-m', 'gamma-video-2-0-filter-off'], {
       env: sim.env,
     });
     expect(m.exitCode).toBe(1);
@@ -302,7 +311,7 @@ describe('gw beta task: list, delete, wait outcomes', () => {
 });
 
 describe('gw beta task: every client-side rule exits 2 and sends nothing', () => {
-  const work = mkdtempSync(join(tmpdir(), 'gw-beta-rules-'));
+  const work = tempDir('gw-beta-rules-');
   const file = (name: string, text: string): string => {
     const p = join(work, name);
     writeFileSync(p, text);
@@ -512,7 +521,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
 
   it.each(cases)('%s', async (_name, argv, message) => {
     const sim = await useSim();
-    const r = await spawnGw(argv, { env: sim.env });
+    const r = await runGw(argv, { env: sim.env });
     expect(r.stderr).toMatch(message);
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
@@ -521,7 +530,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
 
   it('accepts the same values at the edges (and warns about an unusual expiry)', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
+    const r = await runGw(
       [
         ...C,
         'x',

@@ -1,25 +1,16 @@
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  closeSync,
-  constants,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  rmSync,
-  truncateSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, constants, existsSync, openSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { GW_BIN, assertNoStackTrace, isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { assertNoStackTrace, GW_BIN, isolatedDirs, runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
 /** Issue 13 class 4: local inputs, list walks and waits are bounded whatever the other side does. */
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-bounds-e2e-'));
+const dir = tempDir('gw-bounds-e2e-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let server: Server | undefined;
 afterEach(async () => {
@@ -55,7 +46,7 @@ describe('local inputs are read within a limit (exit 2, nothing sent)', () => {
       [['embed', '-m', 'embed-1', '--file', '/dev/zero'], /the limit is 16 MiB/],
     ];
     for (const [argv, msg] of cases) {
-      const r = await spawnGw(argv, { env: ENV });
+      const r = await runGw(argv, { env: ENV });
       expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(msg);
       expect(r.stderr).not.toMatch(/Invalid string length|heap/);
@@ -119,7 +110,7 @@ describe('list --all ends whatever the server answers', () => {
 
   it('a server ignoring the page number (the same full page for ever) ends after one repeat', async () => {
     const base = await lister(() => ({ items: [task('a'), task('b')], total: 1_000_000_000 }));
-    const r = await spawnGw(['--json', 'beta', 'task', 'list', '--all', '--page-size', '2'], {
+    const r = await runGw(['--json', 'beta', 'task', 'list', '--all', '--page-size', '2'], {
       env: { ...ENV, GW_BASE_URL: base },
     });
     expect(r.exitCode, r.stderr).toBe(0);
@@ -128,7 +119,7 @@ describe('list --all ends whatever the server answers', () => {
 
   it('a total that grows with every page stops at the total first stated', async () => {
     const base = await lister((n) => ({ items: [task(`t${n}a`), task(`t${n}b`)], total: 4 + n * 2 }));
-    const r = await spawnGw(['--json', 'beta', 'task', 'list', '--all', '--page-size', '2'], {
+    const r = await runGw(['--json', 'beta', 'task', 'list', '--all', '--page-size', '2'], {
       env: { ...ENV, GW_BASE_URL: base },
     });
     expect(r.exitCode, r.stderr).toBe(0);
@@ -144,7 +135,7 @@ describe('waits: zero limits refused', () => {
       ['video', 'wait', 'video_1', '--timeout', '0'],
       ['--timeout', '0s', 'models'],
     ]) {
-      const r = await spawnGw(argv, { env: sim.env });
+      const r = await runGw(argv, { env: sim.env });
       expect(r.exitCode, argv.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/must be more than zero/);
     }

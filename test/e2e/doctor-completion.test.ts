@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gwBinDir, isolatedDirs, runGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -95,7 +95,7 @@ describe('gw doctor', () => {
 
 /** Runs the bash completion function as readline would, with `gw` on PATH and the given state. */
 function bashComplete(script: string, line: string[], env: Record<string, string>): string[] {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-compl-'));
+  const dir = tempDir('gw-compl-');
   dirs.push(dir);
   const file = join(dir, 'gw.bash');
   writeFileSync(file, script);

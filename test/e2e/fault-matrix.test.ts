@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FaultRule } from '../../src/sim/config.js';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
 import { startSim, type SimHandle } from '../../src/sim/server.js';
-import { spawnGw, type GwResult } from '../helpers/gw.js';
+import { type GwResult, runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { FAST } from '../helpers/sim.js';
 
 /**
@@ -200,10 +200,10 @@ async function withSim<T>(
   // Streams are paced (5 ms per event) so a drop cuts one in the middle, after its headers.
   const sim = await startSim({ port: 0, timings: { ...FAST, streamDelayMs: 5 } });
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-fault-'));
+    const dir = tempDir('gw-fault-');
     const home = { HOME: dir, GW_CONFIG_DIR: join(dir, 'config'), GW_STATE_DIR: join(dir, 'state') };
     const env = { GW_BASE_URL: sim.baseUrl, GW_TOKEN: DEFAULT_SIM_TOKEN, ...home };
-    return await run(sim, (argv) => spawnGw(argv, { env }), dir, home.GW_STATE_DIR);
+    return await run(sim, (argv) => runGw(argv, { env }), dir, home.GW_STATE_DIR);
   } finally {
     await sim.close();
   }

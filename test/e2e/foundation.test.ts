@@ -6,7 +6,7 @@ import { useSim } from '../helpers/sim.js';
 
 describe('gw --help and --version', () => {
   it('lists the command groups and exits 0', async () => {
-    const r = await spawnGw(['--help']);
+    const r = await runGw(['--help']);
     expect(r.exitCode).toBe(0);
     for (const group of [
       'probe',
@@ -26,7 +26,7 @@ describe('gw --help and --version', () => {
   });
 
   it('prints the version', async () => {
-    const r = await spawnGw(['--version']);
+    const r = await runGw(['--version']);
     expect(r).toMatchObject({ exitCode: 0, stdout: '0.1.0\n' });
   });
 
@@ -40,7 +40,7 @@ describe('gw --help and --version', () => {
 describe('gw models', () => {
   it('prints a table of visible models', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['models'], { env: sim.env });
+    const r = await runGw(['models'], { env: sim.env });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/id\s+.*owned_by\s+.*created/);
     expect(r.stdout).toContain('clip-1.1-t2v');
@@ -49,7 +49,7 @@ describe('gw models', () => {
 
   it('--json prints the gateway body unchanged', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['models', '--json'], { env: sim.env });
+    const r = await runGw(['models', '--json'], { env: sim.env });
     expect(r.exitCode).toBe(0);
     const body = JSON.parse(r.stdout) as { object: string; data: Array<{ id: string }> };
     expect(body.object).toBe('list');
@@ -69,12 +69,14 @@ describe('gw models', () => {
   it('an unknown token exits 3 with the request id and hint; --json prints the gateway error', async () => {
     const sim = await useSim();
     const env = { GW_BASE_URL: sim.baseUrl, GW_TOKEN: 'sk-unknown-token-1' };
+    // The real binary: its exit status, and the error on stderr with nothing on stdout.
     const r = await spawnGw(['models'], { env });
     expect(r.exitCode).toBe(3);
+    expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^error: invalid_api_key: unknown token \(req-sim-\w+\)$/m);
     expect(r.stderr).toMatch(/^request id: req-sim-\w+$/m);
     expect(r.stderr).toMatch(/^hint: /m);
-    const j = await spawnGw(['models', '--json'], { env });
+    const j = await runGw(['models', '--json'], { env });
     expect(JSON.parse(j.stderr)).toMatchObject({
       error: { code: 'invalid_api_key', type: 'authentication_error' },
     });
@@ -90,7 +92,7 @@ describe('gw models', () => {
 
   it('--verbose prints one line per exchange on stderr, never the token', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['models', '--verbose'], { env: sim.env });
+    const r = await runGw(['models', '--verbose'], { env: sim.env });
     expect(r.stderr).toMatch(/^GET \/v1\/models 200 \d+ms request-id req-sim-\w+$/m);
     expect(r.stderr + r.stdout).not.toContain(sim.env.GW_TOKEN);
   });
@@ -101,24 +103,24 @@ describe('gw config and login', () => {
     const dirs = isolatedDirs();
     const token = 'sk-config-secret-4321';
     expect(
-      (await spawnGw(['config', 'set', 'baseUrl', 'https://gw.example.com'], { env: dirs })).exitCode,
+      (await runGw(['config', 'set', 'baseUrl', 'https://gw.example.com'], { env: dirs })).exitCode,
     ).toBe(0);
-    const set = await spawnGw(['config', 'set', 'token', '--token-stdin'], {
+    const set = await runGw(['config', 'set', 'token', '--token-stdin'], {
       env: dirs,
       stdin: `${token}\n`,
     });
     expect(set.exitCode).toBe(0);
-    const list = await spawnGw(['config', 'list'], { env: dirs });
+    const list = await runGw(['config', 'list'], { env: dirs });
     expect(list.stdout).toContain('https://gw.example.com');
     expect(list.stdout).toContain('sk-…4321');
     expect(list.stdout + list.stderr + set.stderr).not.toContain(token);
-    const json = await spawnGw(['config', 'list', '--json'], { env: dirs });
+    const json = await runGw(['config', 'list', '--json'], { env: dirs });
     expect(json.stdout).not.toContain(token);
     expect(
       JSON.parse(readFileSync(join(dirs.GW_CONFIG_DIR, 'config.json'), 'utf8')).profiles.default.token,
     ).toBe(token);
     expect(statSync(join(dirs.GW_CONFIG_DIR, 'config.json')).mode & 0o777).toBe(0o600);
-    const get = await spawnGw(['config', 'get', 'token'], { env: dirs });
+    const get = await runGw(['config', 'get', 'token'], { env: dirs });
     expect(get.stdout).toBe('sk-…4321\n');
   });
 
@@ -132,27 +134,27 @@ describe('gw config and login', () => {
   it('profiles: flag > environment > profile, and `config use` switches', async () => {
     const sim = await useSim();
     const dirs = isolatedDirs();
-    await spawnGw(['--profile', 'local', 'config', 'set', 'baseUrl', sim.baseUrl], { env: dirs });
-    await spawnGw(['--profile', 'local', 'config', 'set', 'token', '--token-stdin'], {
+    await runGw(['--profile', 'local', 'config', 'set', 'baseUrl', sim.baseUrl], { env: dirs });
+    await runGw(['--profile', 'local', 'config', 'set', 'token', '--token-stdin'], {
       env: dirs,
       stdin: sim.env.GW_TOKEN,
     });
-    await spawnGw(['config', 'use', 'local'], { env: dirs });
-    expect((await spawnGw(['models', '--json'], { env: dirs })).exitCode).toBe(0);
+    await runGw(['config', 'use', 'local'], { env: dirs });
+    expect((await runGw(['models', '--json'], { env: dirs })).exitCode).toBe(0);
     // The environment wins over the profile: a wrong GW_BASE_URL breaks the call.
-    const r = await spawnGw(['models', '--timeout', '2s'], {
+    const r = await runGw(['models', '--timeout', '2s'], {
       env: { ...dirs, GW_BASE_URL: 'http://127.0.0.1:9' },
     });
     expect(r.exitCode).toBe(1);
     // And the flag wins over the environment.
-    const f = await spawnGw(['models', '--json', '--base-url', sim.baseUrl], {
+    const f = await runGw(['models', '--json', '--base-url', sim.baseUrl], {
       env: { ...dirs, GW_BASE_URL: 'http://127.0.0.1:9' },
     });
     expect(f.exitCode).toBe(0);
   });
 
   it('login without a terminal explains the non-interactive way and exits 2', async () => {
-    const r = await spawnGw(['login']);
+    const r = await runGw(['login']);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('gw login --base-url <url> --token-stdin');
   });
@@ -160,7 +162,7 @@ describe('gw config and login', () => {
   it('login --base-url --token-stdin checks GET /v1/models and saves the profile', async () => {
     const sim = await useSim();
     const dirs = isolatedDirs();
-    const r = await spawnGw(['login', '--base-url', `${sim.baseUrl}/v1`, '--token-stdin'], {
+    const r = await runGw(['login', '--base-url', `${sim.baseUrl}/v1`, '--token-stdin'], {
       env: dirs,
       stdin: sim.env.GW_TOKEN,
     });
@@ -168,18 +170,18 @@ describe('gw config and login', () => {
     expect(sim.requests.map((q) => `${q.method} ${q.path}`)).toEqual(['GET /v1/models']);
     const saved = JSON.parse(readFileSync(join(dirs.GW_CONFIG_DIR, 'config.json'), 'utf8'));
     expect(saved.profiles.default.baseUrl).toBe(sim.baseUrl);
-    expect((await spawnGw(['models', '--json'], { env: dirs })).exitCode).toBe(0);
+    expect((await runGw(['models', '--json'], { env: dirs })).exitCode).toBe(0);
   });
 
   it('login with a refused token saves nothing and exits 3', async () => {
     const sim = await useSim();
     const dirs = isolatedDirs();
-    const r = await spawnGw(['login', '--base-url', sim.baseUrl, '--token-stdin'], {
+    const r = await runGw(['login', '--base-url', sim.baseUrl, '--token-stdin'], {
       env: dirs,
       stdin: 'sk-wrong-00000001',
     });
     expect(r.exitCode).toBe(3);
-    expect((await spawnGw(['config', 'list', '--json'], { env: dirs })).stdout).not.toContain(sim.baseUrl);
+    expect((await runGw(['config', 'list', '--json'], { env: dirs })).stdout).not.toContain(sim.baseUrl);
   });
 });
 

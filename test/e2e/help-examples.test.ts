@@ -2,13 +2,15 @@
  * Every example of `gw <command> --help`, pasted in order into one shell against `gw sim`, works: ids are chained
  * with shell variables, files the examples name are created first. Lines that cannot run unattended here are
  * listed in SKIP with the reason (a terminal, a server that runs until stopped, a real remote gateway).
+ * The script runs in a real bash; its `gw` runs in-process (GW_EXAMPLES_SPAWN=1: the real bin/gw).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makePng } from '../helpers/images.js';
 import { isolatedDirs, runBash, runGw } from '../helpers/gw.js';
-import { useSim } from '../helpers/sim.js';
+import { INSTANT, useSim } from '../helpers/sim.js';
+import { startGwServer } from '../helpers/gw-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** The help pages, in the order a user would try them (later ones use the ids earlier ones set). */
@@ -83,7 +85,8 @@ function quote(s: string): string {
 
 describe('--help examples', () => {
   it('work when pasted in order against gw sim', { timeout: 240_000 }, async () => {
-    const sim = await useSim();
+    // Instant tasks: every `--wait` ends on its first look instead of sleeping between polls.
+    const sim = await useSim({ timings: INSTANT });
     const work = tempDir('gw-examples-');
     const png = makePng(640, 360);
     for (const f of ['first.png', 'mask.png', 'still.png']) writeFileSync(join(work, f), png);
@@ -107,7 +110,10 @@ describe('--help examples', () => {
         (l) => `eval ${quote(l)} </dev/null >/dev/null 2>>err.txt || echo ${quote(`EXAMPLE FAILED: ${l}`)}`,
       )
       .join('\n');
-    const r = await runBash(`set -o pipefail\n${script}\necho done`, {
+    // Each `gw` of the script runs in this worker (see gw-server.ts): the shell is real, gw is main() without a
+    // Node start-up per line. GW_EXAMPLES_SPAWN=1 runs the real bin/gw instead.
+    const server = process.env.GW_EXAMPLES_SPAWN === '1' ? undefined : await startGwServer();
+    const r = await runBash(`set -o pipefail\n${server?.prelude ?? ''}\n${script}\necho done`, {
       cwd: work,
       env: { ...isolatedDirs(), ...sim.env, HOME: work, TOKEN: sim.env.GW_TOKEN },
     });
@@ -116,5 +122,11 @@ describe('--help examples', () => {
     expect(failed, errors).toEqual([]);
     expect(r.stdout).toContain('done');
     expect(skipped.length).toBeLessThan(16);
+    if (server !== undefined) {
+      await server.close();
+      expect(server.stackTraces).toEqual([]);
+      // Every example ran gw at least once through the server (a function the shell did not use runs nothing).
+      expect(server.runs).toBeGreaterThanOrEqual(run.length);
+    }
   });
 });

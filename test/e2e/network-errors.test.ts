@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isolatedDirs, spawnGw, type GwResult } from '../helpers/gw.js';
+import { isolatedDirs, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 const TOKEN = 'sk-test-network-0001';
@@ -24,7 +24,7 @@ async function serve(handler: Parameters<typeof createServer>[1]): Promise<strin
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 }
 
-/** Runs gw, sampling the child's peak RSS (VmHWM) until it exits; returns the result and the peak in MB. */
+/** Runs the real gw (its own process, so its memory is its own), sampling the child's peak RSS (VmHWM) until it exits; returns the result and the peak in MB. */
 async function gwWithPeak(
   argv: string[],
   env: Record<string, string>,
@@ -59,7 +59,7 @@ describe('network errors', () => {
     const base = await serve(() => undefined);
     closers.splice(0).forEach((c) => c()); // now nothing listens on that port
     const port = new URL(base).port;
-    const r = await spawnGw(['models'], { env: env(base) });
+    const r = await runGw(['models'], { env: env(base) });
     expect(r.exitCode).toBe(1);
     expect(lines(r.stderr)).toEqual([
       `error: connection_refused: GET /v1/models: connection refused by 127.0.0.1:${port}`,
@@ -69,7 +69,7 @@ describe('network errors', () => {
 
   it('https to a plain-http port: tls_failed (protocol), exit 3', async () => {
     const base = await serve((_q, s) => s.end('plain'));
-    const r = await spawnGw(['models'], { env: env(base.replace('http:', 'https:')) });
+    const r = await runGw(['models'], { env: env(base.replace('http:', 'https:')) });
     expect(r.exitCode).toBe(3);
     expect(lines(r.stderr)[0]).toMatch(
       /^error: tls_failed: GET \/v1\/models: TLS to 127\.0\.0\.1:\d+ failed: .*TLS/,
@@ -87,7 +87,7 @@ describe('network errors', () => {
       s.close();
     });
     const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-    const r = await spawnGw(['--timeout', '1s', 'models'], { env: env(base) });
+    const r = await runGw(['--timeout', '1s', 'models'], { env: env(base) });
     expect(r.exitCode).toBe(4);
     expect(lines(r.stderr)).toEqual([
       'error: timeout: GET /v1/models: no answer within 1s',
@@ -97,28 +97,28 @@ describe('network errors', () => {
 
   it('a scheme other than http/https is exit 2, from the flag or the environment, nothing sent', async () => {
     const sim = await useSim();
-    const flag = await spawnGw(['--base-url', 'ftp://127.0.0.1/', 'models'], { env: { GW_TOKEN: TOKEN } });
+    const flag = await runGw(['--base-url', 'ftp://127.0.0.1/', 'models'], { env: { GW_TOKEN: TOKEN } });
     expect(flag.exitCode).toBe(2);
     expect(flag.stderr).toMatch(
       /^error: invalid_input: base URL "ftp:\/\/127.0.0.1\/" uses ftp; only http and https/,
     );
-    const fromEnv = await spawnGw(['models'], { env: { GW_BASE_URL: 'file:///etc', GW_TOKEN: TOKEN } });
+    const fromEnv = await runGw(['models'], { env: { GW_BASE_URL: 'file:///etc', GW_TOKEN: TOKEN } });
     expect(fromEnv.exitCode).toBe(2);
     expect(sim.requests).toHaveLength(0);
   });
 
   it('a trailing /v1 is dropped the same way from the flag, the environment and the config', async () => {
     const sim = await useSim();
-    const viaFlag = await spawnGw(['--base-url', `${sim.baseUrl}/v1/`, 'models', '--json'], { env: sim.env });
+    const viaFlag = await runGw(['--base-url', `${sim.baseUrl}/v1/`, 'models', '--json'], { env: sim.env });
     expect(viaFlag.exitCode).toBe(0);
-    const viaEnv = await spawnGw(['models', '--json'], {
+    const viaEnv = await runGw(['models', '--json'], {
       env: { ...sim.env, GW_BASE_URL: `${sim.baseUrl}/v1` },
     });
     expect(viaEnv.exitCode).toBe(0);
     const dirs = isolatedDirs();
-    const set = await spawnGw(['config', 'set', 'baseUrl', `${sim.baseUrl}/v1/`], { env: dirs });
+    const set = await runGw(['config', 'set', 'baseUrl', `${sim.baseUrl}/v1/`], { env: dirs });
     expect(set.exitCode).toBe(0);
-    const got = await spawnGw(['config', 'get', 'baseUrl'], { env: dirs });
+    const got = await runGw(['config', 'get', 'baseUrl'], { env: dirs });
     expect(got.stdout.trim()).toBe(sim.baseUrl);
     expect(sim.requests.map((q) => q.path)).toEqual(['/v1/models', '/v1/models']);
   });
@@ -170,7 +170,7 @@ describe('answers that would eat memory or time', () => {
       const t = setInterval(() => res.write(': keepalive\n\n'), 100);
       res.on('close', () => clearInterval(t));
     });
-    const r = await spawnGw(['--timeout', '1s', 'chat', '--stream', '-m', 'chat-3.7-plus', 'hi'], {
+    const r = await runGw(['--timeout', '1s', 'chat', '--stream', '-m', 'chat-3.7-plus', 'hi'], {
       env: env(base),
     });
     expect(r.exitCode).toBe(4);
@@ -181,7 +181,7 @@ describe('answers that would eat memory or time', () => {
     const base = await serve((_q, res) => {
       res.writeHead(301, { location: 'https://gateway.example.com/v1/models' }).end();
     });
-    const r = await spawnGw(['models'], { env: env(base) });
+    const r = await runGw(['models'], { env: env(base) });
     expect(r.exitCode).toBe(1);
     expect(lines(r.stderr)[0]).toBe(
       'error: redirect: GET /v1/models: the gateway answered 301 redirect to https://gateway.example.com/v1/models; redirects are not followed on API calls',

@@ -1,16 +1,16 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProbeReport } from '../../src/probe/runner.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 import { videoStore } from '../../src/sim/routes/videos.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const BASE = ['models', 'chat', 'chat-stream', 'responses', 'messages', 'video'];
 
 function junitPath(): string {
-  return join(mkdtempSync(join(tmpdir(), 'gw-probe-')), 'out', 'probe.xml');
+  return join(tempDir('gw-probe-'), 'out', 'probe.xml');
 }
 
 /** Runs `gw probe --json --junit <file>` in-process; returns the report, the JUnit text and the run. */

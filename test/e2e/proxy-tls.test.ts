@@ -1,10 +1,10 @@
 // Proxies (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and extra CAs (--ca-file, GW_CA_FILE, NODE_EXTRA_CA_CERTS), driving the
 // real bin/gw through real proxies on loopback. `gateway.internal` resolves only inside the proxy.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnGw } from '../helpers/gw.js';
+import { runGw, spawnGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { startProxy } from '../helpers/proxy.js';
 import { useSim } from '../helpers/sim.js';
 import { GATEWAY_CERT, startTlsFront } from '../helpers/tls-front.js';
@@ -32,7 +32,7 @@ describe('proxies', () => {
   it('reaches a plain-http gateway through HTTP_PROXY as forward requests, by a name only the proxy resolves', async () => {
     const sim = await useSim();
     const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
-    const r = await spawnGw(['models', '--json'], {
+    const r = await runGw(['models', '--json'], {
       env: {
         ...NO_PROXY_ENV,
         http_proxy: proxy.url,
@@ -55,7 +55,7 @@ describe('proxies', () => {
   it('goes direct for hosts in NO_PROXY', async () => {
     const sim = await useSim();
     const proxy = await startProxy();
-    const r = await spawnGw(['models', '--json'], {
+    const r = await runGw(['models', '--json'], {
       env: { ...NO_PROXY_ENV, HTTP_PROXY: proxy.url, NO_PROXY: 'localhost,127.0.0.1', ...sim.env },
     });
     expect(r.exitCode).toBe(0);
@@ -66,7 +66,7 @@ describe('proxies', () => {
   it('downloads through the proxy too (the gateway and the redirect to the CDN origin)', async () => {
     const sim = await useSim();
     const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
-    const dir = mkdtempSync(join(tmpdir(), 'gw-proxy-dl-'));
+    const dir = tempDir('gw-proxy-dl-');
     dirs.push(dir);
     const env = {
       ...NO_PROXY_ENV,
@@ -75,15 +75,15 @@ describe('proxies', () => {
       GW_TOKEN: sim.env.GW_TOKEN,
       GW_STATE_DIR: join(dir, 'state'),
     };
-    const created = await spawnGw(
+    const created = await runGw(
       ['video', 'create', 'a fox', '-m', 'clip-1.1-t2v', '--seconds', '3', '--resolution', '720p'],
       { env },
     );
     expect(created.exitCode).toBe(0);
     const id = created.stdout.trim();
-    expect((await spawnGw(['video', 'wait', id, '--timeout', '30s'], { env })).exitCode).toBe(0);
+    expect((await runGw(['video', 'wait', id, '--timeout', '30s'], { env })).exitCode).toBe(0);
     const out = join(dir, 'fox.mp4');
-    const dl = await spawnGw(['video', 'download', id, '-o', out], { env });
+    const dl = await runGw(['video', 'download', id, '-o', out], { env });
     // The only note: the token crosses plain http (through the proxy too).
     expect(dl.stderr.trim()).toMatch(
       /^warning: the token travels unencrypted over http to gateway\.internal:\d+; use https$/,
@@ -105,7 +105,7 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
     const sim = await useSim();
     const front = await startTlsFront(sim.baseUrl);
     const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
-    const r = await spawnGw(['--ca-file', GATEWAY_CERT, 'models', '--json'], {
+    const r = await runGw(['--ca-file', GATEWAY_CERT, 'models', '--json'], {
       env: {
         ...NO_PROXY_ENV,
         HTTPS_PROXY: proxy.url,
@@ -126,7 +126,7 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
   it('refuses an untrusted certificate: tls_failed naming the host, a --ca-file hint, exit 3', async () => {
     const sim = await useSim();
     const front = await startTlsFront(sim.baseUrl);
-    const r = await spawnGw(['models'], {
+    const r = await runGw(['models'], {
       env: { ...NO_PROXY_ENV, GW_BASE_URL: `https://127.0.0.1:${front.port}`, GW_TOKEN: sim.env.GW_TOKEN },
     });
     expect(r.exitCode).toBe(3);
@@ -148,9 +148,10 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
       GW_BASE_URL: `https://localhost:${front.port}`,
       GW_TOKEN: sim.env.GW_TOKEN,
     };
-    const viaEnv = await spawnGw(['models', '--json'], { env: { ...base, GW_CA_FILE: GATEWAY_CERT } });
+    const viaEnv = await runGw(['models', '--json'], { env: { ...base, GW_CA_FILE: GATEWAY_CERT } });
     expect(viaEnv.stderr).toBe('');
     expect(viaEnv.exitCode).toBe(0);
+    // Node reads NODE_EXTRA_CA_CERTS when a process starts: the real binary.
     const viaNode = await spawnGw(['models', '--json'], {
       env: { ...base, NODE_EXTRA_CA_CERTS: GATEWAY_CERT },
     });
@@ -160,7 +161,7 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
 
   it('an unreadable --ca-file is exit 2 before anything is sent', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['--ca-file', '/nonexistent/ca.pem', 'models'], {
+    const r = await runGw(['--ca-file', '/nonexistent/ca.pem', 'models'], {
       env: { ...NO_PROXY_ENV, ...sim.env },
     });
     expect(r.exitCode).toBe(2);

@@ -1,12 +1,12 @@
 /** `gw batch status --html` on a batch run against the simulator (videos, one of which fails, and chats). */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-report-batch-'));
+const dir = tempDir('gw-report-batch-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function kinds(html: string): string[] {
@@ -34,7 +34,7 @@ describe('gw batch status --html', () => {
     const lines = [video('v1'), video('v2'), video('v3', 'a fox [sim:fail]'), chat('c1'), chat('c2')];
     writeFileSync(input, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     const out = join(dir, 'out');
-    const run = await spawnGw(
+    const run = await runGw(
       ['batch', 'run', input, '--out', out, '--no-download', '--budget', '20CNY', '--allow-unpriced'],
       {
         env,
@@ -42,7 +42,7 @@ describe('gw batch status --html', () => {
     );
     expect(run.exitCode, run.stderr).toBe(1); // one video failed
     const file = join(dir, 'batch.html');
-    const r = await spawnGw(['batch', 'status', out, '--json', '--html', file], { env });
+    const r = await runGw(['batch', 'status', out, '--json', '--html', file], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout) as {
       counts: { total: number; succeeded: number; failed: number };
@@ -65,7 +65,7 @@ describe('gw batch status --html', () => {
   });
 
   it('a missing directory for --html is exit 2', async () => {
-    const r = await spawnGw(['batch', 'status', dir, '--html', join(dir, 'no', 'x.html')]);
+    const r = await runGw(['batch', 'status', dir, '--html', join(dir, 'no', 'x.html')]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/--html .* does not exist/);
   });

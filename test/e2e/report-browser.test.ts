@@ -3,8 +3,7 @@
  * console error, no request besides the document, no Content-Security-Policy violation, in light and dark mode
  * and in print. Screenshots are saved under test-artifacts/report/.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchHtml } from '../../src/report/batch.js';
@@ -12,12 +11,13 @@ import { historyHtml } from '../../src/report/history.js';
 import { loadHtml } from '../../src/report/load.js';
 import { page } from '../../src/report/page.js';
 import { batchFixture, historyFixture, loadFixture } from '../helpers/report-fixtures.js';
-import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 import { ARTIFACTS, browserAvailability, ReportBrowser, type Opened } from '../helpers/report-browser.js';
 
 const availability = browserAvailability();
-const dir = mkdtempSync(join(tmpdir(), 'gw-report-'));
+const dir = tempDir('gw-report-');
 let browser: ReportBrowser;
 
 beforeAll(async () => {
@@ -109,7 +109,7 @@ describe.runIf(availability.run)('HTML reports in headless Chromium', () => {
 
   it('gw probe --sim --html: per check latency with TTFT; opens from a file', async () => {
     const file = join(dir, 'probe.html');
-    const run = await spawnGw(['probe', '--sim', '--html', file]);
+    const run = await runGw(['probe', '--sim', '--html', file]);
     expect(run.exitCode, run.stderr).toBe(0);
     await checkReport(file, 'probe', ['bars']);
     const html = readFileSync(file, 'utf8');
@@ -180,7 +180,7 @@ describe.runIf(availability.run)('HTML reports in headless Chromium', () => {
       '--max-tokens',
       '8',
     ];
-    const run = await spawnGw([...args, '--html', file], { env: sim.env });
+    const run = await runGw([...args, '--html', file], { env: sim.env });
     expect(run.exitCode, run.stderr).toBe(0);
     await checkReport(file, 'load-sim', ['line', 'line', 'line', 'line', 'histogram', 'histogram', 'line'], {
       serve: true,
@@ -203,10 +203,10 @@ describe.runIf(availability.run)('HTML reports in headless Chromium', () => {
       [line('v1', 'a fox'), line('v2', 'a fox [sim:fail]'), line('v3', 'an owl')].join('\n') + '\n',
     );
     const out = join(dir, 'batch-out');
-    const run = await spawnGw(['batch', 'run', input, '--out', out, '--no-download'], { env });
+    const run = await runGw(['batch', 'run', input, '--out', out, '--no-download'], { env });
     expect(run.exitCode, run.stderr).toBe(1);
     const file = join(dir, 'batch-sim.html');
-    const r = await spawnGw(['batch', 'status', out, '--html', file], { env });
+    const r = await runGw(['batch', 'status', out, '--html', file], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     await checkReport(file, 'batch-sim', ['stacked', 'timeline', 'line', 'bars'], { serve: true });
   });

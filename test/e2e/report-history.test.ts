@@ -1,12 +1,12 @@
 /** `gw probe history --html` on runs recorded against the simulator; `--html` is refused with `--every`. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-report-history-'));
+const dir = tempDir('gw-report-history-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function kinds(html: string): string[] {
@@ -18,11 +18,11 @@ describe('gw probe history --html', () => {
     const sim = await useSim();
     const env = { ...sim.env, ...isolatedDirs() };
     for (let i = 0; i < 3; i++) {
-      const run = await spawnGw(['probe', '--skip', 'video', '--quiet'], { env });
+      const run = await runGw(['probe', '--skip', 'video', '--quiet'], { env });
       expect(run.exitCode, run.stderr).toBe(0);
     }
     const file = join(dir, 'history.html');
-    const r = await spawnGw(['probe', 'history', '--json', '--html', file], { env });
+    const r = await runGw(['probe', 'history', '--json', '--html', file], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     const view = JSON.parse(r.stdout) as {
       runs: unknown[];
@@ -41,7 +41,7 @@ describe('gw probe history --html', () => {
 
   it('gw probe --every --html is refused (exit 2) before any request', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['probe', '--every', '1m', '--html', join(dir, 'x.html')], {
+    const r = await runGw(['probe', '--every', '1m', '--html', join(dir, 'x.html')], {
       env: { ...sim.env, ...isolatedDirs() },
     });
     expect(r.exitCode).toBe(2);

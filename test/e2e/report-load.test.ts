@@ -1,14 +1,14 @@
 /** `gw load --html` against the simulator: the path is checked first; the report draws the run's JSON. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/load/schema.js';
 import { ms } from '../../src/report/svg.js';
-import { spawnGw } from '../helpers/gw.js';
+import { runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-report-load-'));
+const dir = tempDir('gw-report-load-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const capacity = { capacity: { maxConcurrent: 2, queue: 1000, ttftMs: 30, tokensPerSecond: 2000 } };
@@ -20,7 +20,7 @@ function kinds(html: string): string[] {
 describe('gw load --html', () => {
   it('a missing directory is exit 2 before any request', async () => {
     const sim = await useSim(capacity);
-    const r = await spawnGw(
+    const r = await runGw(
       ['load', '-m', 'chat-3.7-plus', '--requests', '4', '--html', join(dir, 'no', 'x.html')],
       {
         env: sim.env,
@@ -34,7 +34,7 @@ describe('gw load --html', () => {
   it('a sweep: the curve with its knee, CDFs per step, TTFT and inter-token histograms, requests/s', async () => {
     const sim = await useSim(capacity);
     const file = join(dir, 'sweep.html');
-    const r = await spawnGw(
+    const r = await runGw(
       [
         'load',
         '-m',

@@ -2,16 +2,16 @@
  * `gw probe --html`: the path is checked before any request, the file is written whole, and it carries gw's
  * version, the gateway (never the token) and the figures of `--json`.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProbeReport } from '../../src/probe/runner.js';
 import { VERSION } from '../../src/cli.js';
 import { runGw } from '../helpers/gw.js';
 import { apiRequests, useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-report-probe-'));
+const dir = tempDir('gw-report-probe-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('gw probe --html', () => {

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REQUEST_BODIES_KEPT, REQUEST_LOG_LIMIT, keepRequestLogBounded } from '../../src/sim/limits.js';
 import type { LoggedRequest } from '../../src/sim/server.js';
-import { GW_BIN, assertNoStackTrace, spawnGw } from '../helpers/gw.js';
+import { GW_BIN, assertNoStackTrace, runGw, spawnGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** Issue 13 class 7: `gw sim` under abuse stays up and bounded, and starts/stops cleanly. */
 
@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'gw-sim-abuse-'));
+  const d = tempDir('gw-sim-abuse-');
   cleanups.push(() => rmSync(d, { recursive: true, force: true }));
   return d;
 }
@@ -65,7 +65,7 @@ describe('gw sim: start and stop', () => {
   });
 
   it('a host that is no address of this machine is exit 2 naming it', async () => {
-    const r = await spawnGw(['sim', '--host', '999.1.1.1', '--port', '0']);
+    const r = await runGw(['sim', '--host', '999.1.1.1', '--port', '0']);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('host: cannot listen on 999.1.1.1');
   });
@@ -92,12 +92,12 @@ describe('gw sim: start and stop', () => {
     const d = tmp();
     const file = join(d, 'sim.json');
     writeFileSync(file, JSON.stringify({ faults: [{ route: '*', kind: 'explode' }], port: 'x' }));
-    const r = await spawnGw(['sim', '--config', file]);
+    const r = await runGw(['sim', '--config', file]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('faults[0].kind: "explode" is not a fault kind');
     expect(r.stderr).toContain('port: must be an integer port number');
     writeFileSync(file, '{"faults": [');
-    const j = await spawnGw(['sim', '--config', file]);
+    const j = await runGw(['sim', '--config', file]);
     expect(j.exitCode).toBe(2);
     expect(j.stderr).toContain(`${file} is not valid JSON`);
   });

@@ -1,15 +1,15 @@
 /**
- * gw chat, responses, messages, embed and image against `gw sim` (issue 6): the real bin/gw spawned without a TTY,
- * plus in-process runs where a TTY must be pretended. Texts are compared exactly.
+ * gw chat, responses, messages, embed and image against `gw sim` (issue 6): in-process runs of main() (no TTY unless
+ * pretended), plus the real bin/gw where a real process matters (a pipe on standard input). Texts are compared exactly.
  */
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 type Sim = Awaited<ReturnType<typeof useSim>>;
 
@@ -54,7 +54,7 @@ function assertPng(bytes: Buffer, width: number, height: number): void {
 describe('gw chat', () => {
   it('plain (no TTY: not streamed), from arguments', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['chat', '-m', CHAT, 'hello', 'world'], { env: sim.env });
+    const r = await runGw(['chat', '-m', CHAT, 'hello', 'world'], { env: sim.env });
     expect(r).toMatchObject({ exitCode: 0, stdout: 'Simulated reply to: hello world\n', stderr: '' });
     expect(body(sim)).toMatchObject({
       model: CHAT,
@@ -65,12 +65,12 @@ describe('gw chat', () => {
 
   it('--stream prints the deltas and asks for the usage chunk', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['chat', '-m', CHAT, '--stream', 'stream me please'], { env: sim.env });
+    const r = await runGw(['chat', '-m', CHAT, '--stream', 'stream me please'], { env: sim.env });
     expect(r).toMatchObject({ exitCode: 0, stdout: 'Simulated reply to: stream me please\n' });
     expect(body(sim)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
-  it('reads the prompt from standard input', async () => {
+  it('reads the prompt from standard input (the real binary: a pipe on fd 0)', async () => {
     const sim = await useSim();
     const r = await spawnGw(['chat', '-m', CHAT], { env: sim.env, stdin: 'piped prompt\n' });
     expect(r).toMatchObject({ exitCode: 0, stdout: 'Simulated reply to: piped prompt\n' });
@@ -80,20 +80,20 @@ describe('gw chat', () => {
 
   it('splits multi-byte UTF-8 across TCP writes and still prints it exactly', async () => {
     const sim = await useSim();
-    const s = await spawnGw(['chat', '-m', CHAT, '--stream', '[sim:utf8]'], { env: sim.env });
+    const s = await runGw(['chat', '-m', CHAT, '--stream', '[sim:utf8]'], { env: sim.env });
     expect(s).toMatchObject({ exitCode: 0, stdout: 'héllo 世界 🦊\n' });
-    const p = await spawnGw(['chat', '-m', CHAT, '[sim:utf8]'], { env: sim.env });
+    const p = await runGw(['chat', '-m', CHAT, '[sim:utf8]'], { env: sim.env });
     expect(p.stdout).toBe('héllo 世界 🦊\n');
   });
 
   it('--json prints the body; --json --stream one chunk per line', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['chat', '--json', '-m', CHAT, 'hi'], { env: sim.env });
+    const r = await runGw(['chat', '--json', '-m', CHAT, 'hi'], { env: sim.env });
     const doc = JSON.parse(r.stdout) as { object: string; choices: Array<{ message: { content: string } }> };
     expect(doc.object).toBe('chat.completion');
     expect(doc.choices[0]?.message.content).toBe('Simulated reply to: hi');
 
-    const s = await spawnGw(['--json', 'chat', '-m', CHAT, '--stream', 'hi'], { env: sim.env });
+    const s = await runGw(['--json', 'chat', '-m', CHAT, '--stream', 'hi'], { env: sim.env });
     expect(s.exitCode).toBe(0);
     const chunks = lines(s.stdout) as Array<{
       choices: Array<{ delta: { content?: string } }>;
@@ -105,13 +105,13 @@ describe('gw chat', () => {
 
   it('an error event mid-stream: partial text, exit 1, code and request id', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['chat', '-m', CHAT, '--stream', 'break [sim:error]'], { env: sim.env });
+    const r = await runGw(['chat', '-m', CHAT, '--stream', 'break [sim:error]'], { env: sim.env });
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe('Simulated reply \n');
     expect(r.stderr).toMatch(/^error: upstream_error: the upstream stream failed .*\(req-sim-[0-9a-z]+\)$/m);
     expect(r.stderr).toMatch(REQ_ID);
 
-    const j = await spawnGw(['--json', 'chat', '-m', CHAT, '--stream', 'break [sim:error]'], {
+    const j = await runGw(['--json', 'chat', '-m', CHAT, '--stream', 'break [sim:error]'], {
       env: sim.env,
     });
     expect(j.exitCode).toBe(1);
@@ -128,12 +128,12 @@ describe('gw chat', () => {
       },
     });
     const env = { ...sim.env, GW_TOKEN: 'sk-narrow' };
-    const r = await spawnGw(['chat', '-m', CHAT, 'hi'], { env });
+    const r = await runGw(['chat', '-m', CHAT, 'hi'], { env });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/^error: model_not_found: .*not visible/m);
     expect(r.stderr).toMatch(REQ_ID);
     expect(r.stderr).toMatch(/^hint: run `gw models`/m);
-    const s = await spawnGw(['chat', '-m', 'no-such-model', '--stream', 'hi'], { env: sim.env });
+    const s = await runGw(['chat', '-m', 'no-such-model', '--stream', 'hi'], { env: sim.env });
     expect(s.exitCode).toBe(1);
     expect(s.stderr).toMatch(/^hint: run `gw models`/m);
   });
@@ -141,7 +141,7 @@ describe('gw chat', () => {
   it('--usage prints counts and cache fields on stderr with the billing caution', async () => {
     const sim = await useSim();
     for (const mode of ['--no-stream', '--stream']) {
-      const r = await spawnGw(['chat', '-m', CHAT, mode, '--usage', 'cached [sim:cache]'], { env: sim.env });
+      const r = await runGw(['chat', '-m', CHAT, mode, '--usage', 'cached [sim:cache]'], { env: sim.env });
       expect(r.stdout).toBe('Simulated reply to: cached [sim:cache]\n');
       expect(r.stderr).toMatch(/^usage: prompt_tokens=\d+ completion_tokens=5 total_tokens=\d+$/m);
       expect(r.stderr).toMatch(
@@ -153,7 +153,7 @@ describe('gw chat', () => {
 
   it('--system, --image, --max-tokens and --temperature shape the body', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
+    const r = await runGw(
       [
         'chat',
         '-m',
@@ -207,23 +207,23 @@ describe('gw chat', () => {
 describe('gw responses', () => {
   it('plain, stream and stdin send input_text parts and print the output text', async () => {
     const sim = await useSim();
-    const a = await spawnGw(['responses', '-m', CHAT, 'resp', 'one'], { env: sim.env });
+    const a = await runGw(['responses', '-m', CHAT, 'resp', 'one'], { env: sim.env });
     expect(a).toMatchObject({ exitCode: 0, stdout: 'Simulated reply to: resp one\n' });
     expect(body(sim)).toMatchObject({
       stream: false,
       input: [{ role: 'user', content: [{ type: 'input_text', text: 'resp one' }] }],
     });
-    const b = await spawnGw(['responses', '-m', CHAT, '--stream', '[sim:utf8]'], { env: sim.env });
+    const b = await runGw(['responses', '-m', CHAT, '--stream', '[sim:utf8]'], { env: sim.env });
     expect(b.stdout).toBe('héllo 世界 🦊\n');
-    const c = await spawnGw(['responses', '-m', CHAT], { env: sim.env, stdin: 'from stdin\n' });
+    const c = await runGw(['responses', '-m', CHAT], { env: sim.env, stdin: 'from stdin\n' });
     expect(c.stdout).toBe('Simulated reply to: from stdin\n');
   });
 
   it('--json: the response object, or one event per line ending in response.completed', async () => {
     const sim = await useSim();
-    const a = await spawnGw(['--json', 'responses', '-m', CHAT, 'x'], { env: sim.env });
+    const a = await runGw(['--json', 'responses', '-m', CHAT, 'x'], { env: sim.env });
     expect(JSON.parse(a.stdout)).toMatchObject({ object: 'response', status: 'completed' });
-    const b = await spawnGw(['--json', 'responses', '-m', CHAT, '--stream', 'x'], { env: sim.env });
+    const b = await runGw(['--json', 'responses', '-m', CHAT, '--stream', 'x'], { env: sim.env });
     const evs = lines(b.stdout) as Array<{ type: string; sequence_number: number }>;
     expect(evs[0]?.type).toBe('response.created');
     expect(evs.at(-1)?.type).toBe('response.completed');
@@ -232,11 +232,11 @@ describe('gw responses', () => {
 
   it('an error event mid-stream exits 1 with code and request id; --usage shows cache fields', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['responses', '-m', CHAT, '--stream', 'x [sim:error]'], { env: sim.env });
+    const r = await runGw(['responses', '-m', CHAT, '--stream', 'x [sim:error]'], { env: sim.env });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/^error: upstream_error: /m);
     expect(r.stderr).toMatch(REQ_ID);
-    const u = await spawnGw(['responses', '-m', CHAT, '--usage', 'x [sim:cache]'], { env: sim.env });
+    const u = await runGw(['responses', '-m', CHAT, '--usage', 'x [sim:cache]'], { env: sim.env });
     expect(u.stderr).toMatch(/^usage: input_tokens=\d+ output_tokens=\d+ total_tokens=\d+$/m);
     expect(u.stderr).toMatch(
       /^cache: input_tokens_details\.cached_tokens=\d+ input_tokens_details\.cache_write_tokens=\d+$/m,
@@ -249,18 +249,18 @@ describe('gw messages', () => {
 
   it('plain, stream and stdin; --system sent', async () => {
     const sim = await useSim();
-    const a = await spawnGw([...M, '--system', 'terse', 'hi', 'there'], { env: sim.env });
+    const a = await runGw([...M, '--system', 'terse', 'hi', 'there'], { env: sim.env });
     expect(a).toMatchObject({ exitCode: 0, stdout: 'Simulated reply to: hi there\n' });
     expect(body(sim)).toMatchObject({ max_tokens: 64, system: 'terse', stream: false });
-    const b = await spawnGw([...M, '--stream', '[sim:utf8]'], { env: sim.env });
+    const b = await runGw([...M, '--stream', '[sim:utf8]'], { env: sim.env });
     expect(b.stdout).toBe('héllo 世界 🦊\n');
-    const c = await spawnGw(M, { env: sim.env, stdin: 'stdin words\n' });
+    const c = await runGw(M, { env: sim.env, stdin: 'stdin words\n' });
     expect(c.stdout).toBe('Simulated reply to: stdin words\n');
   });
 
   it('--thinking and the compat headers; thinking goes to stderr', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
+    const r = await runGw(
       [
         ...M,
         '--stream',
@@ -285,20 +285,20 @@ describe('gw messages', () => {
 
   it('--json events (ping included), error mid-stream, usage with cache fields', async () => {
     const sim = await useSim();
-    const j = await spawnGw(['--json', ...M, '--stream', 'x'], { env: sim.env });
+    const j = await runGw(['--json', ...M, '--stream', 'x'], { env: sim.env });
     const evs = lines(j.stdout) as Array<{ type: string }>;
     expect(evs.map((e) => e.type)).toContain('ping');
     expect(evs.at(-1)?.type).toBe('message_stop');
-    const p = await spawnGw(['--json', ...M, 'x'], { env: sim.env });
+    const p = await runGw(['--json', ...M, 'x'], { env: sim.env });
     expect(JSON.parse(p.stdout)).toMatchObject({ type: 'message', content: [{ type: 'text' }] });
 
-    const e = await spawnGw([...M, '--stream', 'x [sim:error]'], { env: sim.env });
+    const e = await runGw([...M, '--stream', 'x [sim:error]'], { env: sim.env });
     expect(e.exitCode).toBe(1);
     expect(e.stdout).toBe('Simulated reply \n');
     expect(e.stderr).toMatch(/^error: upstream_error: /m);
     expect(e.stderr).toMatch(REQ_ID);
 
-    const u = await spawnGw([...M, '--stream', '--usage', 'x [sim:cache]'], { env: sim.env });
+    const u = await runGw([...M, '--stream', '--usage', 'x [sim:cache]'], { env: sim.env });
     expect(u.stderr).toMatch(/^usage: input_tokens=\d+ output_tokens=5$/m);
     expect(u.stderr).toMatch(/^cache: cache_read_input_tokens=\d+ cache_creation_input_tokens=\d+$/m);
   });
@@ -307,22 +307,22 @@ describe('gw messages', () => {
 describe('gw embed', () => {
   it('table from arguments, --file and stdin; --json raw', async () => {
     const sim = await useSim();
-    const a = await spawnGw(['embed', '-m', 'text-embedding-v4', 'first', 'second'], { env: sim.env });
+    const a = await runGw(['embed', '-m', 'text-embedding-v4', 'first', 'second'], { env: sim.env });
     expect(a.exitCode).toBe(0);
     expect(a.stdout).toMatch(/^index\tdims\tfirst values$/m);
     expect(a.stdout).toMatch(/^0\t1024\t-?\d\.\d{4}, -?\d\.\d{4}, -?\d\.\d{4}, -?\d\.\d{4}, …$/m);
     expect(a.stdout).toMatch(/^1\t1024\t/m);
     expect(body(sim)).toEqual({ model: 'text-embedding-v4', input: ['first', 'second'] });
 
-    const dir = mkdtempSync(join(tmpdir(), 'gw-embed-'));
+    const dir = tempDir('gw-embed-');
     writeFileSync(join(dir, 'in.txt'), 'one\n\ntwo\nthree\n');
-    const f = await spawnGw(['embed', '-m', 'text-embedding-v4', '--file', join(dir, 'in.txt')], {
+    const f = await runGw(['embed', '-m', 'text-embedding-v4', '--file', join(dir, 'in.txt')], {
       env: sim.env,
     });
     expect(f.exitCode).toBe(0);
     expect(body(sim, 1)).toMatchObject({ input: ['one', 'two', 'three'] });
 
-    const s = await spawnGw(['--json', 'embed', '-m', 'text-embedding-v4'], {
+    const s = await runGw(['--json', 'embed', '-m', 'text-embedding-v4'], {
       env: sim.env,
       stdin: 'x\ny\n',
     });
@@ -335,12 +335,9 @@ describe('gw embed', () => {
 describe('gw image', () => {
   it('generate: URLs one per line, serving real PNGs', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
-      ['image', 'generate', '-m', 'image-gen-1', '--size', '24x16', '-n', '2', 'a fox'],
-      {
-        env: sim.env,
-      },
-    );
+    const r = await runGw(['image', 'generate', '-m', 'image-gen-1', '--size', '24x16', '-n', '2', 'a fox'], {
+      env: sim.env,
+    });
     expect(r.exitCode).toBe(0);
     const urls = r.stdout.trim().split('\n');
     expect(urls).toHaveLength(2);
@@ -353,7 +350,7 @@ describe('gw image', () => {
 
   it('generate --format b64_json writes valid PNG files, never overwriting without --force', async () => {
     const sim = await useSim();
-    const out = mkdtempSync(join(tmpdir(), 'gw-img-'));
+    const out = tempDir('gw-img-');
     const argv = [
       'image',
       'generate',
@@ -367,20 +364,20 @@ describe('gw image', () => {
       out,
       'fox',
     ];
-    const a = await spawnGw(argv, { env: sim.env });
+    const a = await runGw(argv, { env: sim.env });
     expect(a.exitCode).toBe(0);
     const [first] = a.stdout.trim().split('\n');
     expect(first).toMatch(/image-\d+-1\.png$/);
     assertPng(readFileSync(first as string), 12, 9);
 
     writeFileSync(first as string, 'precious');
-    const b = await spawnGw(argv, { env: sim.env });
+    const b = await runGw(argv, { env: sim.env });
     const second = b.stdout.trim();
     expect(second).not.toBe(first);
     expect(readFileSync(first as string, 'utf8')).toBe('precious');
     assertPng(readFileSync(second), 12, 9);
 
-    const c = await spawnGw([...argv, '--force'], { env: sim.env });
+    const c = await runGw([...argv, '--force'], { env: sim.env });
     expect(c.exitCode).toBe(0);
     const forced = c.stdout.trim();
     expect(forced).toMatch(/-1\.png$/);
@@ -390,8 +387,8 @@ describe('gw image', () => {
 
   it('generate writes into the current directory by default; --json prints the body', async () => {
     const sim = await useSim();
-    const cwd = mkdtempSync(join(tmpdir(), 'gw-cwd-'));
-    const r = await spawnGw(
+    const cwd = tempDir('gw-cwd-');
+    const r = await runGw(
       ['image', 'generate', '-m', 'image-gen-1', '--size', '4x4', '--format', 'b64_json', 'x'],
       {
         env: sim.env,
@@ -400,7 +397,7 @@ describe('gw image', () => {
     );
     expect(r.exitCode).toBe(0);
     assertPng(readFileSync(join(cwd, r.stdout.trim())), 4, 4);
-    const j = await spawnGw(['--json', 'image', 'generate', '-m', 'image-gen-1', '--size', '4x4', 'x'], {
+    const j = await runGw(['--json', 'image', 'generate', '-m', 'image-gen-1', '--size', '4x4', 'x'], {
       env: sim.env,
       cwd,
     });
@@ -411,7 +408,7 @@ describe('gw image', () => {
 
   it('edit: https inputs; an empty product reports the documented meaning and exits 1', async () => {
     const sim = await useSim();
-    const ok = await spawnGw(
+    const ok = await runGw(
       [
         'image',
         'edit',
@@ -429,7 +426,7 @@ describe('gw image', () => {
     expect(ok.stdout.trim().startsWith(sim.cdnUrl)).toBe(true);
     expect(body(sim)).toMatchObject({ images: [{ image_url: 'https://example.com/in.png' }] });
 
-    const notEdit = await spawnGw(
+    const notEdit = await runGw(
       ['image', 'edit', '-m', 'image-gen-1', '--image', 'https://example.com/in.png', 'blue'],
       { env: sim.env },
     );
@@ -438,7 +435,7 @@ describe('gw image', () => {
     expect(notEdit.stderr).toMatch(REQ_ID);
     expect(notEdit.stderr).toMatch(/not publicly reachable or the model is not an edit model/);
 
-    const priv = await spawnGw(
+    const priv = await runGw(
       ['--no-validate', 'image', 'edit', '-m', 'image-edit-1', '--image', 'http://10.0.0.8/in.png', 'blue'],
       { env: sim.env },
     );
@@ -536,7 +533,7 @@ describe('client-side rules: exit 2, nothing sent', () => {
   ];
   it.each(cases)('%s', async (_name, argv, message) => {
     const sim = await useSim();
-    const r = await spawnGw(argv, { env: sim.env });
+    const r = await runGw(argv, { env: sim.env });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
@@ -545,7 +542,7 @@ describe('client-side rules: exit 2, nothing sent', () => {
 
   it('--no-validate sends a rule-breaking body and shows the gateway rejection', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['--no-validate', 'messages', '-m', CHAT, '--max-tokens', '0', 'x'], {
+    const r = await runGw(['--no-validate', 'messages', '-m', CHAT, '--max-tokens', '0', 'x'], {
       env: sim.env,
     });
     expect(r.exitCode).toBe(1);

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
 import { startSim, type SimHandle } from '../../src/sim/server.js';
-import { spawnGw, type GwResult } from '../helpers/gw.js';
+import { type GwResult, runGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /**
  * The token-leak sweep: every command of the suite runs (the real bin/gw, as users run it) with a recognisable
@@ -15,7 +15,7 @@ const TOKEN = 'sk-LEAKCANARY-0123456789abcdef';
 /** Any part of the token that a redacted form never shows. */
 const MARKS = [TOKEN, 'LEAKCANARY', '0123456789ab'];
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-leak-'));
+const dir = tempDir('gw-leak-');
 const home = { HOME: dir, GW_CONFIG_DIR: join(dir, 'config'), GW_STATE_DIR: join(dir, 'state') };
 let sim: SimHandle;
 const runs: { argv: string[]; via: string; result: GwResult; mustSucceed: boolean }[] = [];
@@ -41,7 +41,7 @@ function filesUnder(path: string): string[] {
 async function gw(argv: string[], via: 'env' | 'profile' = 'env', stdin?: string): Promise<GwResult> {
   const env: Record<string, string> = { ...home, GW_BASE_URL: sim.baseUrl };
   if (via === 'env') env.GW_TOKEN = TOKEN;
-  const result = await spawnGw(argv, { env, ...(stdin !== undefined ? { stdin } : {}) });
+  const result = await runGw(argv, { env, ...(stdin !== undefined ? { stdin } : {}) });
   runs.push({ argv, via, result, mustSucceed: succeeding });
   return result;
 }

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runBash, spawnGw } from '../helpers/gw.js';
+import { runBash, runGw, spawnGw } from '../helpers/gw.js';
+import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
 /**
@@ -15,7 +15,7 @@ import { useSim } from '../helpers/sim.js';
 
 const roots: string[] = [];
 function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'gw-edges-'));
+  const d = tempDir('gw-edges-');
   roots.push(d);
   return d;
 }
@@ -39,25 +39,25 @@ describe('class 1: a created thing is never lost', () => {
       [['beta', 'asset', 'group', 'create', '--name', 'refs', ...ASSET_M], /^group-\S+$/],
     ];
     for (const [argv, id] of runs) {
-      const r = await spawnGw(argv, { env });
+      const r = await runGw(argv, { env });
       expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout.trim()).toMatch(id);
       expect(r.stderr).toContain(`${r.stdout.trim()} was created, but the journal could not be written`);
-      const j = await spawnGw(['--json', ...argv], { env });
+      const j = await runGw(['--json', ...argv], { env });
       expect(j.exitCode, j.stderr).toBe(0);
       expect(JSON.stringify(JSON.parse(j.stdout))).toMatch(/"(video_id|id|Id)":"[^"]+"/);
     }
     const group = (
-      await spawnGw(['beta', 'asset', 'group', 'create', '--name', 'g', ...ASSET_M], { env })
+      await runGw(['beta', 'asset', 'group', 'create', '--name', 'g', ...ASSET_M], { env })
     ).stdout.trim();
-    const a = await spawnGw(
+    const a = await runGw(
       ['beta', 'asset', 'create', '--group', group, '--url', 'https://example.com/a.png', ...ASSET_M],
       { env },
     );
     expect(a.exitCode, a.stderr).toBe(0);
     expect(a.stdout).toMatch(/asset-\S+/);
     expect(a.stderr).toMatch(/was created, but the journal could not be written/);
-    const up = await spawnGw(
+    const up = await runGw(
       ['beta', 'asset', 'upload', '--group', group, '--url', 'https://example.com/b.png', ...ASSET_M],
       { env },
     );
@@ -77,7 +77,7 @@ describe('class 1: a created thing is never lost', () => {
       ['image', 'generate', 'a cat', '-m', 'image-gen-1', '--out', join(d, 'file', 'imgs')],
     ];
     for (const argv of cases) {
-      const r = await spawnGw(argv, { env: sim.env });
+      const r = await runGw(argv, { env: sim.env });
       expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(/missing|not a directory|empty/);
     }
@@ -90,26 +90,26 @@ describe('class 2: output paths of downloads', () => {
     const sim = await useSim();
     const d = tmp();
     const id = (
-      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+      await runGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
     ).stdout.trim();
-    const a = await spawnGw(['video', 'download', id, '-o', `${d}/`], { env: sim.env });
+    const a = await runGw(['video', 'download', id, '-o', `${d}/`], { env: sim.env });
     expect(a.exitCode, a.stderr).toBe(0);
     expect(a.stdout.trim()).toBe(join(d, `${id}.mp4`));
     const sub = join(d, 'sub');
     mkdirSync(sub);
-    const b = await spawnGw(['video', 'download', id, '-o', sub], { env: sim.env });
+    const b = await runGw(['video', 'download', id, '-o', sub], { env: sim.env });
     expect(b.exitCode, b.stderr).toBe(0);
     expect(readdirSync(sub)).toEqual([`${id}.mp4`]);
-    const c = await spawnGw(['video', 'create', 'cat', '-m', 'vid-2.7-t2v', '--download', `${sub}/`], {
+    const c = await runGw(['video', 'create', 'cat', '-m', 'vid-2.7-t2v', '--download', `${sub}/`], {
       env: sim.env,
     });
     expect(c.exitCode, c.stderr).toBe(0);
     expect(readdirSync(sub).sort()).toEqual([`${c.stdout.trim()}.mp4`, `${id}.mp4`].sort());
     const before = sim.requests.length;
-    const e = await spawnGw(['video', 'download', id, '-o', ''], { env: sim.env });
+    const e = await runGw(['video', 'download', id, '-o', ''], { env: sim.env });
     expect(e.exitCode).toBe(2);
     expect(e.stderr).toMatch(/output: the path is empty/);
-    const m = await spawnGw(['video', 'download', id, '-o', join(d, 'nope', 'x.mp4')], { env: sim.env });
+    const m = await runGw(['video', 'download', id, '-o', join(d, 'nope', 'x.mp4')], { env: sim.env });
     expect(m.exitCode).toBe(2);
     expect(m.stderr).toContain(join(d, 'nope'));
     expect(sim.requests.length).toBe(before);
@@ -119,16 +119,16 @@ describe('class 2: output paths of downloads', () => {
     const sim = await useSim({ videoBytes: 200_000 });
     const d = tmp();
     const id = (
-      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+      await runGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
     ).stdout.trim();
     const other = (
-      await spawnGw(['video', 'create', 'cat', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+      await runGw(['video', 'create', 'cat', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
     ).stdout.trim();
     sim.sim.addFault({ route: 'GET /cdn', kind: 'drop', after: 50_000, times: 1 });
-    const first = await spawnGw(['video', 'download', other, '-o', 'v.mp4'], { env: sim.env, cwd: d });
+    const first = await runGw(['video', 'download', other, '-o', 'v.mp4'], { env: sim.env, cwd: d });
     expect(first.exitCode).toBe(1);
     expect(existsSync(join(d, 'v.mp4.part'))).toBe(true);
-    const r = await spawnGw(['--json', 'video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d });
+    const r = await runGw(['--json', 'video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(sim.sim.cdn.requests.at(-1)?.range).toBeUndefined();
     expect(JSON.parse(r.stdout)).toMatchObject({ bytes: 200_000 });
@@ -136,11 +136,11 @@ describe('class 2: output paths of downloads', () => {
 });
 
 describe('class 2: one writer per .part', () => {
-  it('a second gw downloading to the same file exits 1 (download_locked); Ctrl-C of the first releases the lock', async () => {
+  it('a second gw process downloading to the same file exits 1 (download_locked); Ctrl-C of the first releases the lock (real processes)', async () => {
     const sim = await useSim({ videoBytes: 2_000_000 });
     const d = tmp();
     const id = (
-      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
+      await runGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--wait'], { env: sim.env })
     ).stdout.trim();
     // The CDN sends half the file, then stalls: the first download holds the lock meanwhile.
     sim.sim.addFault({ route: 'GET /cdn', kind: 'slow', ms: 60_000, times: 1 });
@@ -168,7 +168,7 @@ describe('class 2: one writer per .part', () => {
     expect(existsSync(lock)).toBe(false);
     expect(existsSync(join(d, 'v.mp4'))).toBe(false);
     // The kept part resumes (same video, same ETag) to the full file.
-    const again = await spawnGw(['--json', 'video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d });
+    const again = await runGw(['--json', 'video', 'download', id, '-o', 'v.mp4'], { env: sim.env, cwd: d });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ bytes: 2_000_000 });
     expect(sim.sim.cdn.requests.at(-1)?.range).toMatch(/^bytes=\d+-$/);
@@ -192,11 +192,11 @@ describe('class 3: ordinary conditions are coded errors, never a stack trace', (
     const d = tmp();
     for (const text of ['{"profiles": ', '[1,2]', '{"profiles": 5}', 'null']) {
       writeFileSync(join(d, 'config.json'), text);
-      const r = await spawnGw(['models'], { env: { GW_CONFIG_DIR: d, GW_TOKEN: 'sk-x-123456' } });
+      const r = await runGw(['models'], { env: { GW_CONFIG_DIR: d, GW_TOKEN: 'sk-x-123456' } });
       expect(r.exitCode, text).toBe(3);
       expect(r.stderr).toContain(join(d, 'config.json'));
       expect(r.stderr).toMatch(/damaged/);
-      const s = await spawnGw(['config', 'set', 'baseUrl', 'http://127.0.0.1:1'], {
+      const s = await runGw(['config', 'set', 'baseUrl', 'http://127.0.0.1:1'], {
         env: { GW_CONFIG_DIR: d },
       });
       expect(s.exitCode, text).toBe(3);
@@ -208,11 +208,11 @@ describe('class 3: ordinary conditions are coded errors, never a stack trace', (
     const sim = await useSim();
     const d = tmp();
     const id = (
-      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], { env: { ...sim.env, GW_STATE_DIR: d } })
+      await runGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], { env: { ...sim.env, GW_STATE_DIR: d } })
     ).stdout.trim();
     const path = join(d, 'journal.jsonl');
     writeFileSync(path, `null\n5\n[1]\n"x"\n{"op":"create"}\n${readFileSync(path, 'utf8')}`);
-    const r = await spawnGw(['history'], { env: { ...sim.env, GW_STATE_DIR: d } });
+    const r = await runGw(['history'], { env: { ...sim.env, GW_STATE_DIR: d } });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain(id);
     expect(r.stderr).toMatch(/line 1 is not a journal entry; skipped/);
@@ -222,7 +222,7 @@ describe('class 3: ordinary conditions are coded errors, never a stack trace', (
 describe('class 6 and 8: tokens and header values', () => {
   it('a token with CR/LF is exit 3 naming the cause, with no request sent', async () => {
     const sim = await useSim();
-    const r = await spawnGw(['models'], { env: { ...sim.env, GW_TOKEN: `${sim.env.GW_TOKEN}\r\n` } });
+    const r = await runGw(['models'], { env: { ...sim.env, GW_TOKEN: `${sim.env.GW_TOKEN}\r\n` } });
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toMatch(/GW_TOKEN contains a line break \(CR\/LF\)/);
     expect(r.stderr).not.toContain(sim.env.GW_TOKEN);
@@ -232,10 +232,10 @@ describe('class 6 and 8: tokens and header values', () => {
   it('--thinking below the minimum and --compat-version with CR/LF are exit 2, nothing sent', async () => {
     const sim = await useSim();
     const base = ['messages', '-m', 'chat-3.7-plus', '--max-tokens', '4096'];
-    const t = await spawnGw([...base, '--thinking', '10', 'x'], { env: sim.env });
+    const t = await runGw([...base, '--thinking', '10', 'x'], { env: sim.env });
     expect(t.exitCode).toBe(2);
     expect(t.stderr).toMatch(/thinking: 10 is out of range; the budget must be at least 1024/);
-    const c = await spawnGw([...base, '--compat-version', '2023\r\nX-Evil: 1', 'x'], { env: sim.env });
+    const c = await runGw([...base, '--compat-version', '2023\r\nX-Evil: 1', 'x'], { env: sim.env });
     expect(c.exitCode).toBe(2);
     expect(c.stderr).toMatch(/compat_version: the value contains a line break/);
     expect(sim.requests).toEqual([]);
@@ -279,19 +279,19 @@ describe('class 6: gateway text cannot drive the terminal; an echoed token never
 
   it('model ids, error messages and codes are printed with ESC made visible', async () => {
     const base = await hostile({ fail: false });
-    const r = await spawnGw(['models'], { env: { GW_BASE_URL: base, GW_TOKEN: TOKEN } });
+    const r = await runGw(['models'], { env: { GW_BASE_URL: base, GW_TOKEN: TOKEN } });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('\x1b');
     expect(r.stdout).toContain('evil\\x1b[2J');
     server?.close();
     const base2 = await hostile({ fail: true });
-    const e = await spawnGw(['models'], { env: { GW_BASE_URL: base2, GW_TOKEN: TOKEN } });
+    const e = await runGw(['models'], { env: { GW_BASE_URL: base2, GW_TOKEN: TOKEN } });
     expect(e.exitCode).toBe(1);
     expect(e.stderr).not.toContain('\x1b');
     expect(e.stderr).not.toContain('\x07');
     expect(e.stderr).toContain('\\x1b]0;pwned');
     expect(e.stderr).not.toContain('te"st');
-    const j = await spawnGw(['--json', 'models'], { env: { GW_BASE_URL: base2, GW_TOKEN: TOKEN } });
+    const j = await runGw(['--json', 'models'], { env: { GW_BASE_URL: base2, GW_TOKEN: TOKEN } });
     expect(j.exitCode).toBe(1);
     // The token echoed by the gateway and re-serialised into JSON (`te\"st\\tok`) is masked too.
     expect(j.stderr).not.toContain(JSON.stringify(TOKEN).slice(1, -1));

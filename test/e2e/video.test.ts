@@ -1,30 +1,43 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fillerByte } from '../../src/sim/cdn.js';
 import { videoStore } from '../../src/sim/routes/videos.js';
-import { runBash, spawnGw, type GwResult } from '../helpers/gw.js';
+import { runBash, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
+import { fastClock } from '../helpers/clock.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 type Sim = Awaited<ReturnType<typeof useSim>>;
 
 /** A temp dir with a state dir and a work dir for one scripted run. */
 function workspace(): { state: string; work: string } {
-  const root = mkdtempSync(join(tmpdir(), 'gw-video-e2e-'));
+  const root = tempDir('gw-video-e2e-');
   const work = join(root, 'work');
   mkdirSync(work, { recursive: true });
   return { state: join(root, 'state'), work };
 }
 
-/** Runs a bash script (`set -euo pipefail`) with `gw` on PATH, pointed at the simulator. */
+function wsEnv(sim: Sim, ws: ReturnType<typeof workspace>): Record<string, string> {
+  return { HOME: ws.work, GW_STATE_DIR: ws.state, GW_CONFIG_DIR: join(ws.work, '.config'), ...sim.env };
+}
+
+/** Runs a bash script (`set -euo pipefail`) with the real `gw` on PATH, pointed at the simulator. */
 function bash(script: string, sim: Sim, ws: ReturnType<typeof workspace>): Promise<GwResult> {
-  return runBash(script, {
-    strict: true,
-    cwd: ws.work,
-    env: { HOME: ws.work, GW_STATE_DIR: ws.state, GW_CONFIG_DIR: join(ws.work, '.config'), ...sim.env },
-  });
+  return runBash(script, { strict: true, cwd: ws.work, env: wsEnv(sim, ws) });
+}
+
+/** Runs gw in-process in the workspace (its work dir as the current directory), pointed at the simulator. */
+function gw(argv: string[], sim: Sim, ws: ReturnType<typeof workspace>): Promise<GwResult> {
+  return runGw(argv, { cwd: ws.work, env: wsEnv(sim, ws) });
+}
+
+/** Creates a video and waits for it (in-process); returns its id. */
+async function createDone(sim: Sim, ws: ReturnType<typeof workspace>, prompt = 'fox'): Promise<string> {
+  const r = await gw(['video', 'create', prompt, '-m', 'vid-2.7-t2v', '--wait'], sim, ws);
+  expect(r.exitCode).toBe(0);
+  return r.stdout.trim();
 }
 
 /** The bytes the CDN serves for a video (its published object). */
@@ -42,13 +55,33 @@ gw video wait "$id" --timeout 1m && gw video download "$id" -o out.mp4
 echo "id=$id"
 `;
 
-describe('the shell workflow of issue 4 (real bash, gw on PATH, no TTY)', () => {
-  it.each(['completed', 'success'] as const)(
-    'create → wait → download gives the exact bytes the simulator served (%s)',
-    async (state) => {
+/** The same three steps as WORKFLOW, in-process. */
+async function workflowInProcess(sim: Sim, ws: ReturnType<typeof workspace>): Promise<GwResult> {
+  const c = await gw(
+    ['video', 'create', 'a red fox in snow', '-m', 'clip-1.1-t2v', '--seconds', '5', '--resolution', '720p'],
+    sim,
+    ws,
+  );
+  const id = c.stdout.trim();
+  const w = await gw(['video', 'wait', id, '--timeout', '1m'], sim, ws);
+  const d = await gw(['video', 'download', id, '-o', 'out.mp4'], sim, ws);
+  return {
+    exitCode: c.exitCode || w.exitCode || d.exitCode,
+    stdout: `${d.stdout}id=${id}\n`,
+    stderr: c.stderr + w.stderr + d.stderr,
+  };
+}
+
+describe('the shell workflow of issue 4 (no TTY)', () => {
+  it.each([
+    ['completed', 'real bash, the real gw on PATH'],
+    ['success', 'in-process'],
+  ] as const)(
+    'create → wait → download gives the exact bytes the simulator served (%s, %s)',
+    async (state, how) => {
       const sim = await useSim({ videoSuccessState: state });
       const ws = workspace();
-      const r = await bash(WORKFLOW, sim, ws);
+      const r = how === 'in-process' ? await workflowInProcess(sim, ws) : await bash(WORKFLOW, sim, ws);
       expect(r.stderr).not.toMatch(/error:/);
       expect(r.exitCode).toBe(0);
       const id = /id=(\S+)/.exec(r.stdout)?.[1] ?? '';
@@ -74,9 +107,9 @@ describe('the shell workflow of issue 4 (real bash, gw on PATH, no TTY)', () => 
 describe('gw video wait', () => {
   it('a failing video: exit 1 with the task error and request id', async () => {
     const sim = await useSim();
-    const c = await spawnGw(['video', 'create', 'fox [sim:fail]', '-m', 'vid-2.7-t2v'], { env: sim.env });
+    const c = await runGw(['video', 'create', 'fox [sim:fail]', '-m', 'vid-2.7-t2v'], { env: sim.env });
     const id = c.stdout.trim();
-    const r = await spawnGw(['video', 'wait', id, '--interval', '20ms'], { env: sim.env });
+    const r = await runGw(['video', 'wait', id, '--interval', '20ms'], { env: sim.env });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/error: video_failed: .*upstream_task_failed/);
     expect(r.stderr).toMatch(/request id: req-sim-/);
@@ -85,9 +118,9 @@ describe('gw video wait', () => {
   it('a cancelled video: exit 1; --json still prints the final record', async () => {
     const sim = await useSim();
     const id = (
-      await spawnGw(['video', 'create', 'fox [sim:cancel]', '-m', 'vid-2.7-t2v'], { env: sim.env })
+      await runGw(['video', 'create', 'fox [sim:cancel]', '-m', 'vid-2.7-t2v'], { env: sim.env })
     ).stdout.trim();
-    const r = await spawnGw(['--json', 'video', 'wait', id, '--interval', '20ms'], { env: sim.env });
+    const r = await runGw(['--json', 'video', 'wait', id, '--interval', '20ms'], { env: sim.env });
     expect(r.exitCode).toBe(1);
     expect((JSON.parse(r.stdout) as { status: string }).status).toBe('cancelled');
     expect(JSON.parse(r.stderr.trim().split('\n').at(-1) ?? '{}')).toMatchObject({
@@ -98,9 +131,9 @@ describe('gw video wait', () => {
   it('a tiny --timeout: exit 4 and the resume command on stderr', async () => {
     const sim = await useSim();
     const id = (
-      await spawnGw(['video', 'create', 'fox [sim:never]', '-m', 'vid-2.7-t2v'], { env: sim.env })
+      await runGw(['video', 'create', 'fox [sim:never]', '-m', 'vid-2.7-t2v'], { env: sim.env })
     ).stdout.trim();
-    const r = await spawnGw(['video', 'wait', id, '--timeout', '300ms', '--interval', '50ms'], {
+    const r = await runGw(['video', 'wait', id, '--timeout', '300ms', '--interval', '50ms'], {
       env: sim.env,
     });
     expect(r.exitCode).toBe(4);
@@ -110,24 +143,23 @@ describe('gw video wait', () => {
 
   it('429 with Retry-After during the wait is honoured and the wait still succeeds', async () => {
     const sim = await useSim();
-    const id = (
-      await spawnGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], { env: sim.env })
-    ).stdout.trim();
+    const id = (await runGw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], { env: sim.env })).stdout.trim();
     sim.sim.addFault({ route: 'GET /v1/videos/:id', kind: 'status', status: 429, retryAfter: 1, times: 1 });
-    const started = Date.now();
-    const r = await spawnGw(['--verbose', 'video', 'wait', id, '--interval', '20ms'], { env: sim.env });
+    const clock = fastClock();
+    const r = await runGw(['--verbose', 'video', 'wait', id, '--interval', '20ms'], { env: sim.env, clock });
     expect(r.exitCode).toBe(0);
     const gets = sim.requests.filter((q) => q.method === 'GET' && q.path === `/v1/videos/${id}`);
     expect(gets[0]?.status).toBe(429);
     expect(gets.at(-1)?.status).toBe(200);
-    // Retry-After: 1 means the next look came no sooner than a second later (a lower bound, not luck).
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    // Retry-After: 1 means the next look came a second later (in the wait's own time), not at the 20 ms interval.
+    expect(clock.sleeps[0]).toBe(1000);
+    expect(r.stderr).toMatch(/polling again in 1(\.0)?s/);
   });
 
   it('SIGINT during a wait: exit 130 and the resume command on stderr', async () => {
     const sim = await useSim();
     const id = (
-      await spawnGw(['video', 'create', 'fox [sim:never]', '-m', 'vid-2.7-t2v'], { env: sim.env })
+      await runGw(['video', 'create', 'fox [sim:never]', '-m', 'vid-2.7-t2v'], { env: sim.env })
     ).stdout.trim();
     const polled = (): boolean =>
       sim.requests.some((q) => q.method === 'GET' && q.path === `/v1/videos/${id}`);
@@ -152,9 +184,9 @@ describe('gw video download', () => {
     const sim = await useSim();
     const ws = workspace();
     const id = (
-      await spawnGw(['video', 'create', 'fox [sim:never]', '-m', 'vid-2.7-t2v'], { env: sim.env })
+      await runGw(['video', 'create', 'fox [sim:never]', '-m', 'vid-2.7-t2v'], { env: sim.env })
     ).stdout.trim();
-    const r = await spawnGw(['video', 'download', id, '-o', 'early.mp4'], { env: sim.env, cwd: ws.work });
+    const r = await runGw(['video', 'download', id, '-o', 'early.mp4'], { env: sim.env, cwd: ws.work });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/video_not_ready/);
     expect(r.stderr).toContain(`gw video wait ${id}`);
@@ -166,11 +198,9 @@ describe('gw video download', () => {
     const size = 3_000_000;
     const sim = await useSim({ videoBytes: size });
     const ws = workspace();
-    const c = await bash('id=$(gw video create fox -m vid-2.7-t2v --wait); echo "$id"', sim, ws);
-    const id = c.stdout.trim();
-    expect(c.exitCode).toBe(0);
+    const id = await createDone(sim, ws);
     sim.sim.addFault({ route: 'GET /cdn', kind: 'drop', after: 1_000_000, times: 1 });
-    const first = await spawnGw(['video', 'download', id, '-o', 'big.mp4'], { env: sim.env, cwd: ws.work });
+    const first = await runGw(['video', 'download', id, '-o', 'big.mp4'], { env: sim.env, cwd: ws.work });
     expect(first.exitCode).toBe(1);
     expect(first.stderr).toContain('big.mp4.part');
     expect(existsSync(join(ws.work, 'big.mp4'))).toBe(false);
@@ -178,7 +208,7 @@ describe('gw video download', () => {
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(size);
 
-    const second = await spawnGw(['--json', 'video', 'download', id, '-o', 'big.mp4', '--sha256'], {
+    const second = await runGw(['--json', 'video', 'download', id, '-o', 'big.mp4', '--sha256'], {
       env: sim.env,
       cwd: ws.work,
     });
@@ -201,10 +231,10 @@ describe('gw video download', () => {
   it('an existing file is kept without --force (exit 2, nothing sent); -o - writes the bytes to stdout', async () => {
     const sim = await useSim();
     const ws = workspace();
-    const id = (await bash('gw video create fox -m vid-2.7-t2v --wait', sim, ws)).stdout.trim();
+    const id = await createDone(sim, ws);
     writeFileSync(join(ws.work, 'taken.mp4'), 'mine');
     const before = sim.requests.length;
-    const r = await spawnGw(['video', 'download', id, '-o', 'taken.mp4'], { env: sim.env, cwd: ws.work });
+    const r = await runGw(['video', 'download', id, '-o', 'taken.mp4'], { env: sim.env, cwd: ws.work });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('--force');
     expect(sim.requests.length).toBe(before);
@@ -222,10 +252,8 @@ describe('gw video download', () => {
   it('an expired result URL: exit 1 with a clear error naming the contract', async () => {
     const sim = await useSim();
     const ws = workspace();
-    const id = (
-      await bash('gw video create "fox [sim:expired]" -m vid-2.7-t2v --wait', sim, ws)
-    ).stdout.trim();
-    const r = await spawnGw(['video', 'download', id, '-o', 'old.mp4'], { env: sim.env, cwd: ws.work });
+    const id = await createDone(sim, ws, 'fox [sim:expired]');
+    const r = await runGw(['video', 'download', id, '-o', 'old.mp4'], { env: sim.env, cwd: ws.work });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/error: result_expired: the result URL of video \S+ has expired/);
     expect(r.stderr).toContain('renewal of expired result URLs is outside the contract');
@@ -263,7 +291,7 @@ describe('gw video create', () => {
   it('rejects every §2.3 rule client-side: exit 2, the field named, zero requests received', async () => {
     const sim = await useSim();
     const results = await Promise.all(
-      cases.map(([, args]) => spawnGw(['video', 'create', 'a fox', ...args], { env: sim.env })),
+      cases.map(([, args]) => runGw(['video', 'create', 'a fox', ...args], { env: sim.env })),
     );
     for (const [i, r] of results.entries()) {
       const [name] = cases[i] as [string, string[]];
@@ -275,17 +303,16 @@ describe('gw video create', () => {
 
   it('--dry-run prints the body and the list price, with the 1080p default note, and sends nothing', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
-      ['video', 'create', 'a fox', '-m', 'clip-1.1-t2v', '--seconds', '5', '--dry-run'],
-      { env: sim.env },
-    );
+    const r = await runGw(['video', 'create', 'a fox', '-m', 'clip-1.1-t2v', '--seconds', '5', '--dry-run'], {
+      env: sim.env,
+    });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('"seconds": 5');
     expect(r.stdout).toContain('CNY 6.00');
     expect(r.stdout).toContain(
       '1080p is the clip-1.1 default resolution; pass --resolution 720p for the lower price',
     );
-    const cheap = await spawnGw(
+    const cheap = await runGw(
       [
         '--json',
         'video',
@@ -313,7 +340,7 @@ describe('gw video create', () => {
 
   it('--no-validate sends a rule-breaking body and the gateway answers with its documented code', async () => {
     const sim = await useSim();
-    const r = await spawnGw(
+    const r = await runGw(
       ['--no-validate', 'video', 'create', 'a fox', '-m', 'clip-1.1-t2v', '--seconds', '2'],
       { env: sim.env },
     );
@@ -339,7 +366,7 @@ describe('gw video create', () => {
     expect(printed).toMatch(/^video_/);
     const journal = readFileSync(join(ws.state, 'journal.jsonl'), 'utf8');
     expect(journal).toContain(`"id":"${printed}"`);
-    const h = await spawnGw(['--json', 'history', '--kind', 'video'], {
+    const h = await runGw(['--json', 'history', '--kind', 'video'], {
       env: { ...sim.env, GW_STATE_DIR: ws.state },
     });
     expect((JSON.parse(h.stdout) as Array<{ id: string }>).map((e) => e.id)).toEqual([printed]);
@@ -348,9 +375,13 @@ describe('gw video create', () => {
   it('--json prints the whole answer; --wait --download chain the steps with only the id on stdout', async () => {
     const sim = await useSim();
     const ws = workspace();
-    const j = await spawnGw(['--json', 'video', 'create', 'a fox', '-m', 'vid-2.7-t2v'], { env: sim.env });
+    const j = await runGw(['--json', 'video', 'create', 'a fox', '-m', 'vid-2.7-t2v'], { env: sim.env });
     expect(JSON.parse(j.stdout)).toMatchObject({ status: 'queued', object: 'video', model: 'vid-2.7-t2v' });
-    const r = await bash('gw video create fox -m vid-2.7-t2v --seconds 4 --download chained.mp4', sim, ws);
+    const r = await gw(
+      ['video', 'create', 'fox', '-m', 'vid-2.7-t2v', '--seconds', '4', '--download', 'chained.mp4'],
+      sim,
+      ws,
+    );
     expect(r.exitCode).toBe(0);
     const id = r.stdout.trim();
     expect(id).toMatch(/^video_\w+$/);
@@ -362,29 +393,30 @@ describe('gw video get and gw history', () => {
   it('get shows state, result URL and expires_at as local time and "in 24 h"; --json raw', async () => {
     const sim = await useSim();
     const ws = workspace();
-    const r = await bash(
-      'id=$(gw video create fox -m vid-2.7-t2v --wait) && gw video get "$id" && gw --json video get "$id" > rec.json && gw history --refresh',
-      sim,
-      ws,
-    );
+    const id = await createDone(sim, ws);
+    const r = await gw(['video', 'get', id], sim, ws);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^state: +completed$/m);
     expect(r.stdout).toMatch(/^result_url: +http:\/\/127\.0\.0\.1:\d+\/files\//m);
     expect(r.stdout).toMatch(/^expires_at: +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d \(in 24 h\)$/m);
-    const rec = JSON.parse(readFileSync(join(ws.work, 'rec.json'), 'utf8')) as Record<string, unknown>;
+    const rec = JSON.parse((await gw(['--json', 'video', 'get', id], sim, ws)).stdout) as Record<
+      string,
+      unknown
+    >;
     expect(rec).toMatchObject({ object: 'video', status: 'completed' });
-    expect(r.stdout).toMatch(/\tvideo\tvideo_\w+\tvid-2\.7-t2v\tcompleted\t/);
+    const h = await gw(['history', '--refresh'], sim, ws);
+    expect(h.stdout).toMatch(/\tvideo\tvideo_\w+\tvid-2\.7-t2v\tcompleted\t/);
   });
 
   it('history still reads a journal whose last line was cut by a crash', async () => {
     const sim = await useSim();
     const ws = workspace();
-    const id = (await bash('gw video create fox -m vid-2.7-t2v', sim, ws)).stdout.trim();
+    const id = (await gw(['video', 'create', 'fox', '-m', 'vid-2.7-t2v'], sim, ws)).stdout.trim();
     writeFileSync(
       join(ws.state, 'journal.jsonl'),
       `${readFileSync(join(ws.state, 'journal.jsonl'), 'utf8')}{"op":"create","ki`,
     );
-    const r = await bash('gw history --json', sim, ws);
+    const r = await gw(['history', '--json'], sim, ws);
     expect(r.exitCode).toBe(0);
     expect((JSON.parse(r.stdout) as Array<{ id: string }>).map((e) => e.id)).toEqual([id]);
   });
@@ -394,13 +426,13 @@ describe('help', () => {
   it.each([[[]], [['create']], [['get']], [['wait']], [['download']]])(
     'gw video %j --help shows a working example',
     async (verb) => {
-      const r = await spawnGw(['video', ...verb, '--help']);
+      const r = await runGw(['video', ...verb, '--help']);
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toMatch(/Examples:\n {2}(id=\$\()?gw video/);
     },
   );
   it('gw wait --help documents the --json shape', async () => {
-    const r = await spawnGw(['video', 'wait', '--help']);
+    const r = await runGw(['video', 'wait', '--help']);
     expect(r.stdout).toContain('--json prints the final record');
   });
 });

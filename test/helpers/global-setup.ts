@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,6 +18,12 @@ export default function setup(): () => void {
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
+    // Every test removes its own directories: name what a test file left behind (the root goes anyway).
+    const left = readdirSync(root);
+    if (left.length > 0) {
+      const shown = left.slice(0, 20).join(', ');
+      process.stderr.write(`warning: the tests left ${left.length} entries in the temp root: ${shown}\n`);
+    }
     rmSync(root, { recursive: true, force: true });
   };
 }

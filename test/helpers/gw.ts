@@ -3,6 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli.js';
+import { fastClock, type RunClock } from './clock.js';
 import { tempDir } from './tmp.js';
 
 /** What a gw run produced. */
@@ -20,6 +21,11 @@ export interface RunOptions {
   tty?: boolean;
   signal?: AbortSignal;
   cwd?: string;
+  /**
+   * The clock of waits (in-process only): default a fastClock(), so polls run at their schedule in virtual time;
+   * 'real' for the real one.
+   */
+  clock?: RunClock | 'real';
 }
 
 /** A fresh, isolated config + state directory pair. */
@@ -56,14 +62,49 @@ export async function runGw(argv: string[], o: RunOptions = {}): Promise<GwResul
     Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
   }
   const env = { NO_COLOR: '1', ...isolatedDirs(), ...o.env };
-  const exitCode = await main(argv, {
-    stdout,
-    stderr,
-    stdin,
-    env,
-    signal: o.signal ?? new AbortController().signal,
-  });
-  return { stdout: out, stderr: err, exitCode };
+  const restore = enterCwd(o.cwd);
+  let exitCode: number;
+  try {
+    exitCode = await main(argv, {
+      stdout,
+      stderr,
+      stdin,
+      env,
+      signal: o.signal ?? new AbortController().signal,
+      ...(o.clock === 'real' ? {} : { clock: o.clock ?? fastClock() }),
+    });
+  } finally {
+    restore();
+  }
+  // Let the streams deliver what was written last before reading the captures.
+  await new Promise<void>((r) => setImmediate(r));
+  return assertNoStackTrace({ stdout: out, stderr: err, exitCode });
+}
+
+/** The directory in-process runs share (relative paths resolve against it), with how many runs use it. */
+let cwdInUse: { dir: string; previous: string; runs: number } | undefined;
+
+/**
+ * Makes `dir` the working directory of this (forked) test worker for one in-process run, as a spawned gw would
+ * have it; returns the function restoring the previous one. Concurrent runs may share a directory, not mix them.
+ */
+export function enterCwd(dir: string | undefined): () => void {
+  if (dir === undefined) return () => {};
+  if (cwdInUse !== undefined && cwdInUse.dir !== dir) {
+    throw new Error(`runGw: concurrent runs in different directories (${cwdInUse.dir}, ${dir})`);
+  }
+  if (cwdInUse === undefined) {
+    cwdInUse = { dir, previous: process.cwd(), runs: 0 };
+    process.chdir(dir);
+  }
+  const use = cwdInUse;
+  use.runs++;
+  return () => {
+    if (--use.runs === 0) {
+      cwdInUse = undefined;
+      process.chdir(use.previous);
+    }
+  };
 }
 
 /** Path of the real launcher. */

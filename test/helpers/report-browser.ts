@@ -3,14 +3,14 @@
  * person's browser would do with them: console errors, network requests, Content-Security-Policy violations,
  * and what the charts drew. Screenshots go to test-artifacts/report/ (gitignored).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { REPORT_CSP } from '../../src/report/page.js';
+import { tempDir } from './tmp.js';
 
 export const CHROMIUM = process.env.GW_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts/report');
@@ -41,7 +41,7 @@ export function browserAvailability(): { run: boolean; reason?: string } {
 /** One browser (persistent context on an empty temporary profile) for a test file. */
 export class ReportBrowser {
   #ctx: BrowserContext | undefined;
-  #profile = mkdtempSync(join(tmpdir(), 'gw-chromium-'));
+  #profile = tempDir('gw-chromium-');
 
   async start(): Promise<void> {
     this.#ctx = await chromium.launchPersistentContext(this.#profile, {

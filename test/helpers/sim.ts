@@ -12,6 +12,19 @@ export const FAST = {
   streamDelayMs: 0,
 };
 
+/**
+ * Tasks and assets that are done as soon as they are created (a wait ends on its first look, without a poll
+ * sleep): for tests of workflows, not of the states in between.
+ */
+export const INSTANT = {
+  videoQueuedMs: 0,
+  videoRunningMs: 0,
+  betaQueuedMs: 0,
+  betaRunningMs: 0,
+  assetProcessingMs: 0,
+  streamDelayMs: 0,
+};
+
 const open: SimHandle[] = [];
 
 afterEach(async () => {

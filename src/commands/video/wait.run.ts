@@ -6,6 +6,7 @@ import { downloadJson } from '../job-output.js';
 import type { Context } from '../context.js';
 import { resumeCommand } from './shared.js';
 import { isTimeout, isInterrupted } from '../../core/error-map.js';
+import { clockOf } from '../../ui/io.js';
 import type { Flags } from '../verb.js';
 import type { waitFlags } from './wait.js';
 
@@ -53,6 +54,7 @@ export async function waitForVideo(
         }
       },
       onTransient: (e, ms) => ctx.out.verbose(`${id}: ${e.message}; polling again in ${formatDuration(ms)}`),
+      ...clockOf(ctx.io),
     });
     limits.onFinal?.(res);
     const failure = videos.failureOf(id, res);

@@ -1,9 +1,9 @@
-import { appendFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runGw } from '../../helpers/gw.js';
 import { useSim } from '../../helpers/sim.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 interface Entry {
   kind: string;
@@ -14,7 +14,7 @@ interface Entry {
 
 async function setup() {
   const sim = await useSim();
-  const state = join(mkdtempSync(join(tmpdir(), 'gw-history-')), 'state');
+  const state = join(tempDir('gw-history-'), 'state');
   return { sim, env: { ...sim.env, GW_STATE_DIR: state }, journal: join(state, 'journal.jsonl') };
 }
 

@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../../src/cli.js';
 import { runGw, type GwResult } from '../../helpers/gw.js';
 import { useSim } from '../../helpers/sim.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 async function env(o: Parameters<typeof useSim>[0] = {}) {
   const sim = await useSim(o);
-  const dir = mkdtempSync(join(tmpdir(), 'gw-video-cmd-'));
+  const dir = tempDir('gw-video-cmd-');
   return { sim, dir, env: { ...sim.env, GW_STATE_DIR: join(dir, 'state') } };
 }
 

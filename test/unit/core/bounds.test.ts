@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/client/errors.js';
@@ -8,8 +7,9 @@ import { InterruptedError, UsageError } from '../../../src/core/errors.js';
 import { LOCAL_LIMITS, readLocalFile } from '../../../src/core/local-file.js';
 import { MAX_RETRY_AFTER_MS, poll } from '../../../src/client/poll.js';
 import { fakeClock } from '../../helpers/clock.js';
+import { tempDir } from '../../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-bounds-'));
+const dir = tempDir('gw-bounds-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('polling bounds', () => {

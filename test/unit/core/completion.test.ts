@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runGw } from '../../helpers/gw.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 /** Sources the bash script in a real bash, sets COMP_WORDS/COMP_CWORD as readline would, runs _gw. */
 function complete(script: string, line: string[]): string[] {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-completion-'));
+  const dir = tempDir('gw-completion-');
   const file = join(dir, 'gw.bash');
   writeFileSync(file, script);
   const words = line.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');

@@ -1,14 +1,14 @@
-import { mkdtempSync, statSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigStore, readConfigFile } from '../../../src/core/config.js';
 import { UsageError } from '../../../src/core/errors.js';
 import { assertConfigKey } from '../../../src/core/config.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 describe('ConfigStore', () => {
   it('writes profiles to a file with mode 0600 that the fast reader sees', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-conf-'));
+    const dir = tempDir('gw-conf-');
     const env = { GW_CONFIG_DIR: dir };
     const store = await ConfigStore.open(env);
     store.set('default', 'baseUrl', 'https://gw.example.com');

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,12 +17,13 @@ import {
 } from '../../../src/core/download.js';
 import { lockPath, metaPath, writeMeta } from '../../../src/core/download-part.js';
 import { GwError, InterruptedError, UsageError } from '../../../src/core/errors.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const DATA = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 7 + 3) & 0xff));
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 function dir(): string {
-  return mkdtempSync(join(tmpdir(), 'gw-dl-'));
+  return tempDir('gw-dl-');
 }
 
 /** A synthetic answer: `bytes` from `start`, optionally failing after `failAfter` bytes. */

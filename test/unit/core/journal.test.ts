@@ -1,10 +1,10 @@
-import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/core/journal.js';
+import { tempDir } from '../../helpers/tmp.js';
 
-const dir = (): string => join(mkdtempSync(join(tmpdir(), 'gw-journal-')), 'state');
+const dir = (): string => join(tempDir('gw-journal-'), 'state');
 
 describe('Journal', () => {
   it('records entries and folds later state updates into them', () => {

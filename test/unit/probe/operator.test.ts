@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelKindOf } from '../../../src/contract/model-kinds.js';
@@ -19,6 +18,7 @@ import { parseOperatorFlags } from '../../../src/probe/options.js';
 import type { CheckRecord, ProbeReport } from '../../../src/probe/runner.js';
 import { applySlo, parseSlo } from '../../../src/probe/slo.js';
 import { watch } from '../../../src/probe/watch.js';
+import { tempDir } from '../../helpers/tmp.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -245,7 +245,7 @@ describe('history', () => {
   }
 
   it('appends, rotates past its size, reads both files and skips a torn line', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-hist-'));
+    const dir = tempDir('gw-hist-');
     dirs.push(dir);
     const r = run('2026-01-01T00:00:00.000Z', [{ c: 'chat', m: 'a', s: 'pass', l: 5 }]);
     expect(appendHistory(dir, r, 200)).toBeUndefined();

@@ -6,6 +6,7 @@ import type { Context } from '../../context.js';
 import type { Flags } from '../../verb.js';
 import type { assetWaitFlags } from './wait.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
+import { clockOf } from '../../../ui/io.js';
 import { assetId, assetModel } from './ids.js';
 
 /** The command that resumes waiting for these assets. */
@@ -75,6 +76,7 @@ export async function watchAssets(
       },
       done: (m) => [...m.values()].every((a) => a !== undefined && isAssetFinal(a.Status)),
       onUpdate: (_m, elapsed) => draw(elapsed),
+      ...clockOf(ctx.io),
     });
   } catch (e) {
     const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);

@@ -6,6 +6,7 @@ import type { Context } from '../../context.js';
 import type { Flags } from '../../verb.js';
 import type { taskWaitFlags } from './wait.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
+import { clockOf } from '../../../ui/io.js';
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(ctx: Context, id: string): string {
@@ -36,6 +37,7 @@ export async function followTask(
         spin.update(`task ${id}: ${t.status}`);
       },
       onTransient: (e, ms) => spin.update(`task ${id}: ${e.message}; retrying in ${formatDuration(ms)}`),
+      ...clockOf(ctx.io),
     });
   } catch (e) {
     spin.stop();
