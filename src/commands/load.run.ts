@@ -11,7 +11,7 @@ function commandOf(ctx: Context): CommandLike {
 
 /** The flags of `gw load` itself (commander hands a flag the parent also has to the parent). */
 function parentFlags(ctx: Context): LoadFlags {
-  return ctx.command?.parent?.opts<LoadFlags>() ?? ({});
+  return ctx.command?.parent?.opts<LoadFlags>() ?? {};
 }
 
 /** `gw load`. */
