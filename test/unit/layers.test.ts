@@ -31,7 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 
 /** Narrow exceptions: the commands that start the simulator, and the report's view of the probe's types. */
 function excepted(from: string, layer: string, target: string, typeOnly: boolean): boolean {
-  if (target === 'sim') return from === 'commands/sim.ts' || from === 'probe/sim.ts';
+  if (target === 'sim') return from === 'commands/sim.run.ts' || from === 'probe/sim.ts';
   return layer === 'report' && target === 'probe' && typeOnly;
 }
 
