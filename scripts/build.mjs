@@ -49,6 +49,10 @@ if (pack) {
   for (const name of readdirSync(outdir)) {
     if (name.endsWith('.map') || name === 'meta.json') rmSync(join(outdir, name), { force: true });
   }
+  // tsc (run next by the script) never deletes a declaration whose source left the library's import graph (e.g.
+  // dist/types/core/errors.d.ts once contract/ stopped importing core/): start the packed types from empty. Only
+  // when packing: a development build may run beside another one whose tsc is writing there.
+  rmSync(join(outdir, 'types'), { recursive: true, force: true });
 } else writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
 
 // The root help page as the program prints it when stdout is not a terminal (80 columns). bin/gw.js serves

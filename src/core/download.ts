@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { rename, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Transform, addAbortSignal, type Readable, type Writable } from 'node:stream';
+import { Transform, addAbortSignal, finished, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../client/errors.js';
 import { toGwError } from './error-map.js';
@@ -23,6 +23,7 @@ import {
   writeMeta,
   type PartIdentity,
 } from './download-part.js';
+import { collector } from './download-memory.js';
 import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
 import { errnoOf, fsError } from './fs-errors.js';
 
@@ -211,8 +212,10 @@ export async function checkTarget(
 /** Counts (and hashes, when asked) bytes on their way through, reporting progress. */
 function meter(hash: Hash | undefined, start: number, onChunk: (n: number) => void): Transform {
   let n = start;
+  const collect = collector();
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
+      collect(chunk.length);
       hash?.update(chunk);
       n += chunk.length;
       onChunk(n);
@@ -295,12 +298,15 @@ function expectedTotal(res: DownloadAnswer, offset: number): number | undefined 
 
 /**
  * Copies `body` into the part file (descriptor `fd`) in constant memory. Each chunk is written synchronously as it
- * arrives: a download has nothing else to do meanwhile, the kernel keeps receiving into the socket buffer, and the
- * bytes go to the page cache while still in the CPU cache (asynchronous writes on the thread pool measured ~10%
- * slower per GiB on loopback, issue 9). Unlike pipeline(), a failing source leaves every byte received in the part file for a later resume.
- * Returns the error that stopped the copy, if any.
+ * is emitted: a download has nothing else to do meanwhile, the kernel keeps receiving into the socket buffer, and
+ * the bytes go to the page cache while still in the CPU cache (asynchronous writes on the thread pool measured ~10%
+ * slower per GiB on loopback, issue 9). The body flows ('data' events) rather than being iterated: an async
+ * iterator calls `read()`, which joins every chunk buffered meanwhile into a fresh buffer (up to the answer's
+ * highWaterMark) — a second copy of the bytes for the garbage collector, at every read that falls behind. Unlike
+ * pipeline(), a failing source leaves every byte received in the part file for a later resume. Returns the error
+ * that stopped the copy, if any.
  */
-async function drainInto(
+function drainInto(
   body: Readable,
   fd: number,
   path: string,
@@ -308,25 +314,35 @@ async function drainInto(
   signal: AbortSignal | undefined,
 ): Promise<unknown> {
   if (signal !== undefined) addAbortSignal(signal, body);
-  try {
-    for await (const chunk of body) {
-      const buf = chunk as Buffer;
-      onChunk(buf);
+  const collect = collector();
+  return new Promise((resolveDrain) => {
+    let settled = false;
+    const settle = (e: unknown): void => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      if (e !== undefined) body.destroy();
+      resolveDrain(e);
+    };
+    const onData = (chunk: Buffer): void => {
+      onChunk(chunk);
+      collect(chunk.length);
       try {
-        for (let at = 0; at < buf.length;) at += writeSync(fd, buf, at);
+        for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
       } catch (e) {
-        throw fsError(e, {
-          path,
-          action: 'write the download to',
-          hint: 'free some space or fix the permissions, then run the same command again to resume from the .part',
-        });
+        settle(
+          fsError(e, {
+            path,
+            action: 'write the download to',
+            hint: 'free some space or fix the permissions, then run the same command again to resume from the .part',
+          }),
+        );
       }
-    }
-    return undefined;
-  } catch (e) {
-    body.destroy();
-    return e;
-  }
+    };
+    // finished() reports the end, an error, or a close before the end (a dropped connection) exactly once.
+    finished(body, (e) => settle(e ?? undefined));
+    body.on('data', onData);
+  });
 }
 
 async function toStdout(o: DownloadOptions): Promise<DownloadResult> {
