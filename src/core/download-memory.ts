@@ -7,30 +7,12 @@
  * frees them while they are still young: measured 81-88 MB for the same download, and no slower (a scavenge of a
  * small young generation takes well under a millisecond; 128 of them per GiB).
  *
- * V8 exposes `gc` only with --expose-gc; it is enabled here for new contexts, as `gw probe --every` does for its
- * own collections. When that is refused (a future Node), downloads work as before, with V8's own pacing.
+ * When V8 will not expose its collector (./gc.ts), downloads work as before, with V8's own pacing.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { exposedGc } from './gc.js';
 
 /** Bytes received between two collections. */
 export const COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
-
-type Gc = (o?: { type?: 'major' | 'minor' }) => void;
-
-let cached: Gc | null | undefined;
-
-function exposedGc(): Gc | undefined {
-  if (cached !== undefined) return cached ?? undefined;
-  try {
-    setFlagsFromString('--expose-gc');
-    const gc: unknown = runInNewContext('gc');
-    cached = typeof gc === 'function' ? (gc as Gc) : null;
-  } catch {
-    cached = null;
-  }
-  return cached ?? undefined;
-}
 
 /**
  * A counter to call with every chunk's length: it runs a young-generation collection each time another

@@ -4,9 +4,13 @@
  * more than `tolerance` above the baseline's
  * (and by at least 1 ms); the error rate regresses when it rose by more than `tolerance`
  * (relative) and by at least 0.1 percentage point (so 0 % → 0.01 % from one request is not a regression).
+ * A video run (`--api video`) adds its own figures, by the same rule: create, queue wait, time to completion and
+ * download percentiles regress when higher (the queue wait and the completion by at least the coarser poll
+ * interval of the two runs, the resolution they were measured at), download throughput (p50 and mean MB/s) when
+ * lower by more than `tolerance`.
  */
 import type { Context } from '../commands/context.js';
-import type { RunReport, StepReport } from './schema.js';
+import type { RunReport, StepReport, VideoFigures } from './schema.js';
 
 /** One compared figure. */
 export interface ComparisonRow {
@@ -71,6 +75,52 @@ function compareStep(b: StepReport, n: StepReport, tol: number, rows: Comparison
   });
 }
 
+const VIDEO_LATENCY = ['create', 'queue_wait', 'completion', 'download'] as const;
+
+function compareVideo(
+  b: VideoFigures,
+  n: VideoFigures,
+  step: string,
+  tol: number,
+  rows: ComparisonRow[],
+): void {
+  const polled = Math.max(b.poll_interval_ms, n.poll_interval_ms, LATENCY_FLOOR_MS);
+  for (const m of VIDEO_LATENCY) {
+    const bs = b.latency_ms[m];
+    const ns = n.latency_ms[m];
+    if (bs.count === 0 || ns.count === 0) continue;
+    const floor = m === 'queue_wait' || m === 'completion' ? polled : LATENCY_FLOOR_MS;
+    for (const s of STATS) {
+      const base = bs[s];
+      const next = ns[s];
+      const change = base > 0 ? next / base - 1 : null;
+      rows.push({
+        step,
+        what: `video.${m}.${s}`,
+        base,
+        next,
+        change,
+        regressed: change !== null && change > tol && next - base >= floor,
+      });
+    }
+  }
+  if (b.download_mb_per_s.count > 0 && n.download_mb_per_s.count > 0) {
+    for (const s of ['p50', 'mean'] as const) {
+      const base = b.download_mb_per_s[s];
+      const next = n.download_mb_per_s[s];
+      const change = base > 0 ? next / base - 1 : null;
+      rows.push({
+        step,
+        what: `video.download_mb_per_s.${s}`,
+        base,
+        next,
+        change,
+        regressed: change !== null && change < -tol,
+      });
+    }
+  }
+}
+
 /** Compares `next` against `base`. */
 export function compareReports(base: RunReport, next: RunReport, tolerance: number): Comparison {
   const rows: ComparisonRow[] = [];
@@ -86,13 +136,22 @@ export function compareReports(base: RunReport, next: RunReport, tolerance: numb
     const s = next.steps[i] as StepReport;
     if (b.label !== s.label) notes.push(`step ${i + 1}: ${b.label} compared with ${s.label}`);
     compareStep(b, s, tolerance, rows);
+    if (b.video !== undefined && s.video !== undefined)
+      compareVideo(b.video, s.video, s.label, tolerance, rows);
+    else if (b.video !== undefined || s.video !== undefined) {
+      notes.push(`step ${i + 1}: only one of the reports has video figures; they are not compared`);
+    }
   }
   const regressions = rows.filter((r) => r.regressed);
   return { tolerance, pass: regressions.length === 0, rows, regressions, notes };
 }
 
 const fmt = (what: string, v: number): string =>
-  what === 'errors' ? `${(v * 100).toFixed(2)}%` : `${v.toFixed(2)}ms`;
+  what === 'errors'
+    ? `${(v * 100).toFixed(2)}%`
+    : what.startsWith('video.download_mb_per_s.')
+      ? `${v.toFixed(2)}MB/s`
+      : `${v.toFixed(2)}ms`;
 
 /** Prints a comparison as a table (or JSON with --json) and the verdict. */
 export async function renderComparison(ctx: Context, c: Comparison): Promise<void> {

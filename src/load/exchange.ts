@@ -5,12 +5,19 @@
  * are the gaps between those arrivals. Stream events are framed by eventsource-parser; only events that matter
  * (usage, errors, terminals) are parsed as JSON, after their timestamp was taken.
  *
+ * Where latency starts: in the open loop at the request's scheduled start (how late it was written is its lag);
+ * in the closed loop at the moment undici writes it on its connection (`onRequestStart`, called synchronously
+ * right before the write). Not at the dispatch: undici lets a kept-alive connection sit for one turn of the event
+ * loop before reusing it (so a server's close can be seen first), and under load that turn is the client's own
+ * delay, not the gateway's. A connection's set-up therefore counts in the open loop only; `--warmup` opens them.
+ *
  * A request fails when: the status is not 2xx; the connection fails or times out; a stream carries an error event
  * (chat: a frame with a top-level `error`; responses: `error` or `response.failed`; messages: `error`) or ends
  * before its terminal event (`[DONE]`, `response.completed|incomplete`, `message_stop`); or a 200 body is not JSON.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import type { Prepared, TextApi } from './workload.js';
@@ -26,9 +33,9 @@ export interface Outcome {
   /** Error code of a failure: the gateway's `error.code`, a stream error's code, or gw's (`timeout`, `ECONNRESET`…). */
   code?: string;
   requestId?: string;
-  /** Scheduled (open loop) or actual (closed loop) start, relative to the run's start. */
+  /** Scheduled (open loop) or written (closed loop) start, relative to the run's start. */
   startMs: number;
-  /** How late the request left compared to its schedule (open loop). */
+  /** How late the request was written compared to its schedule (open loop; 0 in the closed loop). */
   lagMs: number;
   e2eMs: number;
   ttftMs?: number;
@@ -46,7 +53,13 @@ const MAX_ERROR_BODY = 64 << 10;
 
 /** Where to send, with what credentials. */
 export interface Target {
+  /** The connection pool (open loop). */
   dispatcher: Dispatcher;
+  /**
+   * The closed loop's i-th virtual user's own connection (one request at a time on it, as a benchmark tool's
+   * connection): no pool to pick a free connection from on every request.
+   */
+  lane?: (i: number) => Dispatcher;
   /** Path prefix of the base URL (without trailing slash), e.g. `` or `/gateway`. */
   prefix: string;
   /** Request headers of streamed and of whole answers (built once: accept differs). */
@@ -149,11 +162,15 @@ const CONTENT = /"(?:content|refusal)":"(?!")/;
 class Exchange implements Dispatcher.DispatchHandler, Pending {
   readonly out: Outcome;
   readonly deadline: number;
+  /** Where latency is measured from (see the constructor). */
+  t0: number;
+  /** True in the open loop: t0 is the schedule, and the write's delay is the lag. */
+  readonly scheduled: boolean;
   settled = false;
   controller: Dispatcher.DispatchController | undefined;
   sse = false;
   parser: EventSourceParser | undefined;
-  decoder: InstanceType<typeof TextDecoder> | undefined;
+  decoder: StringDecoder | undefined;
   chunkAt = 0;
   lastTokenAt = 0;
   done = false;
@@ -162,23 +179,29 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   kept = 0;
   limit = MAX_OK_BODY;
 
+  /**
+   * `t0`: the scheduled start (open loop), or undefined (closed loop: latency runs from the write, see above;
+   * until then from the dispatch, for a request that never got written).
+   */
   constructor(
     readonly req: Prepared,
-    readonly t0: number,
-    runStart: number,
+    t0: number | undefined,
+    readonly runStart: number,
     readonly flight: Flight,
     timeoutMs: number,
     readonly resolve: (o: Outcome) => void,
   ) {
-    const sentAt = performance.now();
-    this.deadline = sentAt + timeoutMs;
+    const now = performance.now();
+    this.scheduled = t0 !== undefined;
+    this.t0 = t0 ?? now;
+    this.deadline = now + timeoutMs;
     this.out = {
       api: req.api,
       stream: req.stream,
       ok: false,
       status: 0,
-      startMs: t0 - runStart,
-      lagMs: sentAt > t0 ? sentAt - t0 : 0,
+      startMs: this.t0 - runStart,
+      lagMs: now > this.t0 ? now - this.t0 : 0,
       e2eMs: 0,
       itlMs: [],
     };
@@ -272,8 +295,18 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   }
 
   onRequestStart(c: Dispatcher.DispatchController): void {
+    // undici writes the request right after this returns.
+    const writtenAt = performance.now();
     this.controller = c;
-    if (this.settled) c.abort(new Error('settled'));
+    if (this.settled) {
+      c.abort(new Error('settled'));
+      return;
+    }
+    if (this.scheduled) this.out.lagMs = writtenAt > this.t0 ? writtenAt - this.t0 : 0;
+    else {
+      this.t0 = writtenAt;
+      this.out.startMs = writtenAt - this.runStart;
+    }
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -284,7 +317,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       const ct = headers['content-type'];
       this.sse = typeof ct === 'string' && ct.includes('text/event-stream');
       if (this.sse) {
-        this.decoder = new TextDecoder('utf-8');
+        this.decoder = new StringDecoder('utf8');
         this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
       }
     }
@@ -296,7 +329,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.chunkAt = performance.now();
     if (this.settled) return;
     if (this.parser !== undefined && this.decoder !== undefined) {
-      this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+      this.parser.feed(this.decoder.write(chunk));
       if (this.failedCode !== undefined) {
         // The stream failed: record it, then stop reading.
         this.finish(this.failedCode);
@@ -358,15 +391,16 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
 }
 
 /**
- * Sends one request. `t0` is the performance.now() instant latency is measured from (the scheduled start in the
- * open loop); `runStart` is the run's origin for `startMs`. Never rejects.
+ * Sends one request. `t0`: the scheduled start (performance.now()) latency is measured from in the open loop;
+ * undefined in the closed loop (from the write). `runStart` is the run's origin for `startMs`. Never rejects.
  */
 export function exchange(
   target: Target,
   req: Prepared,
-  t0: number,
+  t0: number | undefined,
   runStart: number,
   flight: Flight,
+  dispatcher: Dispatcher = target.dispatcher,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
     const x = new Exchange(req, t0, runStart, flight, target.timeoutMs, resolve);
@@ -376,7 +410,7 @@ export function exchange(
     }
     flight.add(x);
     try {
-      target.dispatcher.dispatch(
+      dispatcher.dispatch(
         {
           path: `${target.prefix}${req.path}`,
           method: 'POST',

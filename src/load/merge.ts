@@ -11,7 +11,13 @@ import { kneeIndex } from './knee.js';
 import { figures } from './report.js';
 import { parseExpr } from './expr.js';
 import { check } from './slo.js';
-import type { RunReport, StepReport } from './schema.js';
+import {
+  VIDEO_METRICS,
+  type RunReport,
+  type StepReport,
+  type VideoFigures,
+  type VideoMetric,
+} from './schema.js';
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
@@ -108,6 +114,8 @@ function mergeSteps(parts: StepReport[], sloText: string | undefined): StepRepor
     histograms,
     timeline,
   };
+  const videos = parts.map((p) => p.video).filter((v): v is VideoFigures => v !== undefined);
+  if (videos.length > 0) step.video = mergeVideo(videos);
   if (first.rate !== undefined) step.rate = sum((s) => s.rate ?? 0);
   if (first.concurrency !== undefined) step.concurrency = sum((s) => s.concurrency ?? 0);
   delete step.slo;
@@ -116,6 +124,67 @@ function mergeSteps(parts: StepReport[], sloText: string | undefined): StepRepor
     if (expr.terms.length > 0) step.slo = check(expr, figures(step));
   }
   return step;
+}
+
+/**
+ * The video figures of machines that ran the same video test side by side: counts, states, ids, bytes and spend
+ * add up (each machine kept to its own budget, so the budgets add up too), the queue wait is known to within the
+ * coarsest poll interval, and every distribution comes from the summed histograms.
+ */
+function mergeVideo(parts: VideoFigures[]): VideoFigures {
+  const first = parts[0] as VideoFigures;
+  const sum = (f: (v: VideoFigures) => number): number => parts.reduce((a, v) => a + f(v), 0);
+  const states: Record<string, number> = {};
+  for (const p of parts) addCounts(states, p.states);
+  const summaries = {} as Record<VideoMetric, VideoFigures['download_mb_per_s']>;
+  const histograms = {} as Record<VideoMetric, string>;
+  for (const m of VIDEO_METRICS) {
+    const h = new LatencyHistogram();
+    for (const p of parts) h.add(LatencyHistogram.decode(p.histograms[m] ?? ''));
+    summaries[m] = h.summary();
+    histograms[m] = h.encode();
+  }
+  return {
+    model: first.model,
+    seconds: first.seconds,
+    resolution: first.resolution,
+    created: sum((v) => v.created),
+    completed: sum((v) => v.completed),
+    failed: sum((v) => v.failed),
+    cancelled: sum((v) => v.cancelled),
+    states,
+    ids: parts.flatMap((v) => v.ids),
+    download_bytes: sum((v) => v.download_bytes),
+    spend: {
+      currency: first.spend.currency,
+      estimated: Math.round(sum((v) => v.spend.estimated) * 100) / 100,
+      unit_price: first.spend.unit_price,
+      budget: Math.round(sum((v) => v.spend.budget) * 100) / 100,
+      stopped_by_budget: parts.some((v) => v.spend.stopped_by_budget),
+    },
+    poll_interval_ms: Math.max(...parts.map((v) => v.poll_interval_ms)),
+    latency_ms: {
+      create: summaries.create,
+      queue_wait: summaries.queue_wait,
+      completion: summaries.completion,
+      download: summaries.download,
+    },
+    download_mb_per_s: summaries.download_mbps,
+    histograms,
+  };
+}
+
+/** Why two steps are not parts of the same test (video against text, another model or price), if they are not. */
+function mismatch(a: StepReport, b: StepReport): string | undefined {
+  const va = a.video;
+  const vb = b.video;
+  if ((va === undefined) !== (vb === undefined)) return 'a video run and a text run';
+  if (va === undefined || vb === undefined) return undefined;
+  if (va.model !== vb.model || va.seconds !== vb.seconds || va.resolution !== vb.resolution)
+    return `videos of ${va.model} ${va.seconds}s ${va.resolution} and of ${vb.model} ${vb.seconds}s ${vb.resolution}`;
+  if (va.spend.currency !== vb.spend.currency)
+    return `spend in ${va.spend.currency} and in ${vb.spend.currency}`;
+  return undefined;
 }
 
 /** Merges reports (in the order given); exit 2 when their steps do not line up. */
@@ -129,6 +198,19 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
         { field: 'run.json' },
       );
     }
+  }
+  for (const { path, report } of reports.slice(1)) {
+    report.steps.forEach((st, i) => {
+      const why = mismatch(first.steps[i] as StepReport, st);
+      if (why !== undefined) {
+        throw new UsageError(
+          `merge: ${path} and the first report are ${why}: only runs of the same test merge`,
+          {
+            field: 'run.json',
+          },
+        );
+      }
+    });
   }
   const sloText = typeof first.config.slo === 'string' ? first.config.slo : undefined;
   const steps = first.steps.map((_, i) =>
@@ -170,7 +252,7 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
     first.sweep !== null
       ? steps.some((s) => s.slo?.pass === true)
       : steps.every((s) => s.slo?.pass !== false);
-  return {
+  const merged: RunReport = {
     ...first,
     created_at: new Date().toISOString(),
     machines: reports.reduce((a, r) => a + (r.report.machines || 1), 0),
@@ -181,4 +263,7 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
     sweep,
     slo: first.slo !== null ? { expr: first.slo.expr, pass: sloPass } : null,
   };
+  // Each machine had its own origin: none of them is the merged run's.
+  delete merged.origin_unix_ms;
+  return merged;
 }

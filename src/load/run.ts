@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { Client, Pool } from 'undici';
 import type { Context } from '../commands/context.js';
 import { ConfigError, ExitCode, UsageError } from '../core/errors.js';
 import { seededRandom } from './arrivals.js';
@@ -121,13 +121,16 @@ export async function runLoad(
     ...(spec.sweep?.parameter === 'concurrency' ? spec.sweep.values : []),
   );
   const timeoutMs = settings.timeoutMs;
+  // undici's own header and body timers are off (0): a timer re-armed on every request and every body chunk is
+  // a cost per request, and Flight (exchange.ts) already ends each request at its deadline.
+  const connection = { pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
   const dispatcher = new Pool(base.origin, {
+    ...connection,
     connections: spec.mode === 'closed' ? maxConcurrency : 4096,
-    pipelining: 1,
-    headersTimeout: timeoutMs + 1000,
-    bodyTimeout: timeoutMs + 1000,
-    keepAliveTimeout: 30_000,
   });
+  // The closed loop: each virtual user its own connection, kept across the warm-up and the sweep's steps.
+  const lanes: Client[] = [];
+  const lane = (i: number): Client => (lanes[i] ??= new Client(base.origin, connection));
   const headers = {
     authorization: `Bearer ${settings.token}`,
     'content-type': 'application/json',
@@ -135,6 +138,7 @@ export async function runLoad(
   };
   const target: Target = {
     dispatcher,
+    ...(spec.mode === 'closed' ? { lane } : {}),
     prefix: base.pathname.replace(/\/+$/, ''),
     headers: {
       stream: { ...headers, accept: 'text/event-stream' },
@@ -268,7 +272,7 @@ export async function runLoad(
     }
   } finally {
     live.clear();
-    await dispatcher.destroy().catch(() => {});
+    await Promise.all([dispatcher, ...lanes].map((d) => d.destroy().catch(() => {})));
     if (csv) await new Promise<void>((resolve) => csv.end(resolve));
   }
   if (authFailure !== undefined) {
@@ -327,6 +331,7 @@ export async function runLoad(
     gw_version: GW_VERSION,
     target: base.origin + target.prefix,
     machines: 1,
+    origin_unix_ms: Math.round((performance.timeOrigin + origin) * 1000) / 1000,
     config: {
       model: spec.model,
       mix: spec.mix,

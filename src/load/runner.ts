@@ -123,16 +123,16 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
   try {
     if (plan.mode === 'closed') {
       let issued = 0;
-      const worker = async (): Promise<void> => {
+      const worker = async (i: number): Promise<void> => {
+        const dispatcher = ctx.target.lane?.(i) ?? ctx.target.dispatcher;
         while (!stopping && !signal.aborted) {
           if (plan.requests !== undefined && issued >= plan.requests) return;
           issued++;
           rec.inFlight++;
-          const t = performance.now();
-          onDone(await exchange(ctx.target, ctx.next(), t, ctx.origin, flight));
+          onDone(await exchange(ctx.target, ctx.next(), undefined, ctx.origin, flight, dispatcher));
         }
       };
-      await Promise.all(Array.from({ length: plan.concurrency ?? 1 }, () => worker()));
+      await Promise.all(Array.from({ length: plan.concurrency ?? 1 }, (_, i) => worker(i)));
     } else {
       await new Promise<void>((resolve) => {
         const gap = gaps(plan.arrival, plan.rate ?? 1, plan.seed);

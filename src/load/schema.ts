@@ -53,6 +53,10 @@ export interface StepReport {
   video?: VideoFigures;
 }
 
+/** The video figures' histograms (create, queue wait, completion, download in ms; throughput in kB/s). */
+export const VIDEO_METRICS = ['create', 'queue_wait', 'completion', 'download', 'download_mbps'] as const;
+export type VideoMetric = (typeof VIDEO_METRICS)[number];
+
 /** The video figures of a step of `gw load --api video`. */
 export interface VideoFigures {
   model: string;
@@ -83,7 +87,7 @@ export interface VideoFigures {
   /** Download throughput per item, in MB/s (10^6 bytes). */
   download_mb_per_s: Summary;
   /** HdrHistogram compressed base64: durations in µs; download_mbps in kB/s. */
-  histograms: Record<'create' | 'queue_wait' | 'completion' | 'download' | 'download_mbps', string>;
+  histograms: Record<VideoMetric, string>;
 }
 
 /** A sweep's curve. */
@@ -111,6 +115,11 @@ export interface RunReport {
   target: string;
   /** Runs merged into this one (1 for a single machine). */
   machines: number;
+  /**
+   * Unix time (ms, to the microsecond) of the run's origin: the `start_ms` of each `--csv` row is relative to it,
+   * so a request's start can be lined up with a gateway's logs. Absent from merged reports.
+   */
+  origin_unix_ms?: number;
   config: Record<string, unknown>;
   interrupted: boolean;
   /** Why the run or sweep ended early (`stop-on: errors>5%`, `saturation`), or null. */

@@ -20,11 +20,7 @@ import { int, type LoadFlags } from './options.js';
 import { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
 import { readPrompts } from './workload.js';
-import { SCHEMA, type RunReport, type VideoFigures } from './schema.js';
-
-/** The video figures' histograms (create, queue wait, completion, download in ms; throughput in kB/s). */
-export const VIDEO_METRICS = ['create', 'queue_wait', 'completion', 'download', 'download_mbps'] as const;
-export type VideoMetric = (typeof VIDEO_METRICS)[number];
+import { SCHEMA, VIDEO_METRICS, type RunReport, type VideoFigures, type VideoMetric } from './schema.js';
 
 /** Defaults of the video mode. */
 export const VIDEO_DEFAULTS = { concurrency: 2, requests: 4, pollMs: 500, timeoutMs: 30 * 60_000 };

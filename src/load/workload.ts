@@ -33,12 +33,12 @@ export interface Prompt {
   maxTokens?: number;
 }
 
-/** A ready request: its api, whether it streams, and the serialised body. */
+/** A ready request: its api, whether it streams, and the serialised body (encoded once, sent many times). */
 export interface Prepared {
   api: TextApi;
   stream: boolean;
   path: string;
-  body: string;
+  body: Buffer;
 }
 
 /** What the bodies are built from. */
@@ -168,7 +168,7 @@ export function prepare(api: TextApi, o: WorkloadOptions, validate: boolean): Pr
         });
       }
     }
-    return { api, stream, path: API_PATH[api], body: JSON.stringify(body) };
+    return { api, stream, path: API_PATH[api], body: Buffer.from(JSON.stringify(body)) };
   });
 }
 

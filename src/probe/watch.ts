@@ -48,14 +48,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * milliseconds to tens of milliseconds, between runs, never inside one.
  */
 async function fullGc(): Promise<(() => void) | undefined> {
-  try {
-    const [v8, vm] = await Promise.all([import('node:v8'), import('node:vm')]);
-    v8.setFlagsFromString('--expose-gc');
-    const gc: unknown = vm.runInNewContext('gc');
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
-  } catch {
-    return undefined;
-  }
+  const { exposedGc } = await import('../core/gc.js');
+  const gc = exposedGc();
+  return gc === undefined ? undefined : () => gc();
 }
 
 /** Shortest time between two collections of `fullGc`, ms (0: after every run). */

@@ -37,6 +37,19 @@ export interface CapacityStats {
   rejected: number;
   /** Time from a request's arrival to the write of its first token (streams), as the simulator stamped it. */
   ttftMs: { count: number; p50: number; p90: number; p99: number; mean: number };
+  /**
+   * With `?stamps=1`: each stamped stream (after `since`) with its request id, and the Unix times (ms, to the
+   * microsecond: `performance.timeOrigin + performance.now()`, comparable across processes of one machine) of its
+   * arrival and of the write of its first token.
+   */
+  stamps?: Array<{ request_id: string; arrived_unix_ms: number; first_token_unix_ms: number }>;
+}
+
+/** One stream's stamp: its request id, arrival and first-token write (performance.now() of this process). */
+interface Stamp {
+  id: string;
+  arrived: number;
+  first: number;
 }
 
 /** True when a stream frame carries an output token (a text delta of chat, responses or messages). */
@@ -50,7 +63,7 @@ export class Capacity {
   readonly #cfg: SimCapacity;
   readonly #random: () => number;
   readonly #waiters: Array<() => void> = [];
-  readonly #stamps: number[] = [];
+  readonly #stamps: Stamp[] = [];
   #active = 0;
   #peak = 0;
   #admitted = 0;
@@ -78,7 +91,13 @@ export class Capacity {
    * Admits one request: returns when it may be served (at once, or after waiting in the queue), or answers 429
    * and returns false when the queue is full. The slot is released when the response closes.
    */
-  async admit(reply: SimReply, res: ServerResponse, shape: ErrorShape, arrived: number): Promise<boolean> {
+  async admit(
+    reply: SimReply,
+    res: ServerResponse,
+    shape: ErrorShape,
+    arrived: number,
+    requestId = '',
+  ): Promise<boolean> {
     if (this.#active >= this.#cfg.maxConcurrent) {
       if (this.#waiters.length >= this.#cfg.queue) {
         this.#rejected++;
@@ -118,7 +137,7 @@ export class Capacity {
       await sleepUntil(due);
       if (tokens === 0) {
         firstAt = performance.now();
-        this.#stamp(firstAt - arrived);
+        this.#stamp({ id: requestId, arrived, first: firstAt });
       }
       tokens++;
     };
@@ -132,19 +151,20 @@ export class Capacity {
     else this.#active--;
   }
 
-  #stamp(ms: number): void {
+  #stamp(ms: Stamp): void {
     if (this.#stamps.length >= MAX_STAMPS) this.#stamps.shift();
     this.#stamps.push(ms);
   }
 
   /** Counters and the stamped first-token times (of the stamps after the first `since`, e.g. a warm-up). */
-  stats(since = 0): CapacityStats {
-    const s = this.#stamps.slice(since).sort((a, b) => a - b);
+  stats(since = 0, withStamps = false): CapacityStats {
+    const kept = this.#stamps.slice(since);
+    const s = kept.map((x) => x.first - x.arrived).sort((a, b) => a - b);
     const q = (p: number): number =>
       s.length === 0 ? 0 : (s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0);
     const mean = s.length === 0 ? 0 : s.reduce((a, b) => a + b, 0) / s.length;
     const r = (x: number): number => Math.round(x * 1000) / 1000;
-    return {
+    const out: CapacityStats = {
       maxConcurrent: this.#cfg.maxConcurrent,
       queue: this.#cfg.queue,
       active: this.#active,
@@ -154,6 +174,15 @@ export class Capacity {
       rejected: this.#rejected,
       ttftMs: { count: s.length, p50: r(q(0.5)), p90: r(q(0.9)), p99: r(q(0.99)), mean: r(mean) },
     };
+    if (withStamps) {
+      const o = performance.timeOrigin;
+      out.stamps = kept.map((x) => ({
+        request_id: x.id,
+        arrived_unix_ms: r(o + x.arrived),
+        first_token_unix_ms: r(o + x.first),
+      }));
+    }
+    return out;
   }
 
   /** Forgets the stamps and counters (between bench runs). */

@@ -64,7 +64,11 @@ export class Sim {
       this.router.add(
         'GET',
         '/sim/capacity',
-        (req, reply) => reply.json(200, capacity.stats(Number(req.query.get('since') ?? 0) || 0)),
+        (req, reply) =>
+          reply.json(
+            200,
+            capacity.stats(Number(req.query.get('since') ?? 0) || 0, req.query.get('stamps') === '1'),
+          ),
         {
           auth: false,
         },
@@ -300,7 +304,7 @@ export class Sim {
       return;
     }
     if (this.capacity && CAPACITY_ROUTES.has(routeKey)) {
-      if (!(await this.capacity.admit(reply, res, shape, arrived))) return;
+      if (!(await this.capacity.admit(reply, res, shape, arrived, requestId))) return;
     }
     await m.route.handler(simReq, reply, signal);
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/load/schema.js';
 import type { SimCapacity } from '../../src/sim/config.js';
-import { spawnGw } from '../helpers/gw.js';
+import { runGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 const ARGS = ['load', '-m', 'chat-3.7-plus', '--json', '--concurrency', '4', '--max-tokens', '4'];
@@ -10,7 +10,7 @@ async function run(cap: SimCapacity, args: string[], during?: () => void) {
   const sim = await useSim({ capacity: cap });
   const timer = during !== undefined ? setInterval(during, 100) : undefined;
   try {
-    const r = await spawnGw([...ARGS, ...args], { env: sim.env });
+    const r = await runGw([...ARGS, ...args], { env: sim.env });
     return { ...r, report: JSON.parse(r.stdout) as RunReport };
   } finally {
     if (timer !== undefined) clearInterval(timer);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { videoListPrice } from '../../src/contract/video.js';
 import type { RunReport } from '../../src/load/schema.js';
-import { isolatedDirs, spawnGw } from '../helpers/gw.js';
+import { LatencyHistogram } from '../../src/load/histogram.js';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 const dirs: string[] = [];
@@ -23,7 +24,7 @@ const PRICE = videoListPrice(MODEL, 3, '720p')?.amount as number;
 const V = ['load', '--api', 'video', '-m', MODEL, '--poll-interval', '50ms'];
 
 async function load(args: string[], env: Record<string, string>, home = isolatedDirs()) {
-  const r = await spawnGw([...V, '--json', ...args], { env: { ...home, ...env } });
+  const r = await runGw([...V, '--json', ...args], { env: { ...home, ...env } });
   let report: RunReport | undefined;
   try {
     report = JSON.parse(r.stdout) as RunReport;
@@ -79,7 +80,7 @@ describe('gw load --api video against the simulator', () => {
     expect(v?.spend.stopped_by_budget).toBe(true);
     expect(r.report?.stopped).toBe('budget');
     // The human report names the spend.
-    const human = await spawnGw([...V, '--requests', '5', '--budget', `${budget}CNY`], {
+    const human = await runGw([...V, '--requests', '5', '--budget', `${budget}CNY`], {
       env: { ...isolatedDirs(), ...sim.env },
     });
     expect(human.stdout).toMatch(new RegExp(`spend:\\s+CNY ${(2 * PRICE).toFixed(2)} estimated`));
@@ -118,5 +119,56 @@ describe('gw load --api video against the simulator', () => {
       expect(r.stderr).toMatch(/--budget|--rate/);
     }
     expect(posts(sim.requests)).toBe(0);
+  });
+
+  it('merge adds the video figures exactly, and compare gates on them', async () => {
+    const fast = await useSim({ timings: { videoQueuedMs: 100, videoRunningMs: 100 }, videoBytes: 100_000 });
+    const slow = await useSim({ timings: { videoQueuedMs: 900, videoRunningMs: 100 }, videoBytes: 100_000 });
+    const dir = tempDir();
+    const run = async (sim: typeof fast, name: string): Promise<string> => {
+      const out = join(dir, name);
+      const args = [...V, '--concurrency', '2', '--requests', '2', '--budget', '100CNY', '--out', out];
+      const r = await runGw(args, { env: sim.env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return out;
+    };
+    const [a, b, c] = [await run(fast, 'a.json'), await run(fast, 'b.json'), await run(slow, 'c.json')];
+    const read = (p: string): RunReport => JSON.parse(readFileSync(p, 'utf8')) as RunReport;
+    const all = join(dir, 'all.json');
+    const m = await runGw(['load', 'merge', a, c, '--out', all]);
+    expect(m.exitCode, m.stderr).toBe(0);
+    const [va, vc, v] = [read(a), read(c), read(all)].map((r) => r.steps[0]?.video);
+    expect(v?.created).toBe(4);
+    expect(v?.completed).toBe(4);
+    expect(v?.ids).toEqual([...(va?.ids ?? []), ...(vc?.ids ?? [])]);
+    expect(v?.download_bytes).toBe(400_000);
+    expect(v?.spend.estimated).toBeCloseTo((va?.spend.estimated ?? 0) + (vc?.spend.estimated ?? 0), 2);
+    expect(v?.spend.budget).toBe(200);
+    for (const k of ['create', 'queue_wait', 'completion', 'download', 'download_mbps'] as const) {
+      // The merged histogram is the sum of the parts, bucket by bucket.
+      const sum = LatencyHistogram.decode(va?.histograms[k] ?? '');
+      sum.add(LatencyHistogram.decode(vc?.histograms[k] ?? ''));
+      expect(LatencyHistogram.decode(v?.histograms[k] ?? '').summary(), k).toEqual(sum.summary());
+      expect(sum.count, k).toBe(4);
+    }
+    // Half the merged tasks waited 900 ms in the queue: its p90 is the slow machine's.
+    expect(v?.latency_ms.queue_wait.p90).toBe(vc?.latency_ms.queue_wait.p90);
+
+    const same = await runGw(['load', 'compare', a, b, '--tolerance', '300%']);
+    expect(same.exitCode, same.stdout + same.stderr).toBe(0);
+    expect(same.stdout).toMatch(/video\.queue_wait\.p50/);
+    const slower = await runGw(['load', 'compare', a, c, '--tolerance', '300%', '--json']);
+    expect(slower.exitCode).toBe(1);
+    const cmp = JSON.parse(slower.stdout) as { regressions: Array<{ what: string }> };
+    expect(cmp.regressions.map((r) => r.what)).toContain('video.queue_wait.p50');
+
+    // A video run and a text run are not parts of one test.
+    const text = join(dir, 'text.json');
+    const t = read(a);
+    delete t.steps[0]?.video;
+    writeFileSync(text, JSON.stringify(t));
+    const bad = await runGw(['load', 'merge', a, text]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/video run and a text run/);
   });
 });

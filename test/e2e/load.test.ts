@@ -19,12 +19,15 @@ function tempDir(): string {
 
 const M = ['load', '-m', 'chat-3.7-plus'];
 
-/** Runs the real bin/gw with --json and returns the report. */
+/**
+ * Runs gw load with --json in-process (main(), as bin/gw does) and returns the report. Only what needs a real
+ * process (a signal) spawns bin/gw.
+ */
 async function load(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ report: RunReport; exitCode: number; stderr: string }> {
-  const r = await spawnGw([...M, '--json', ...args], { env });
+  const r = await runGw([...M, '--json', ...args], { env });
   let report: RunReport;
   try {
     report = JSON.parse(r.stdout) as RunReport;
@@ -124,12 +127,12 @@ describe('gw load against the simulator', () => {
   it('holds an open-loop rate while requests overlap (50/s at 200 ms: about 10 in flight)', async () => {
     const sim = await useSim(capacity({ ttftMs: 200, maxConcurrent: 500 }));
     const { report } = await load(
-      ['--rate', '50', '--arrival', 'constant', '--duration', '2s', '--no-stream', '--max-tokens', '2'],
+      ['--rate', '50', '--arrival', 'constant', '--duration', '1s', '--no-stream', '--max-tokens', '2'],
       sim.env,
     );
     const st = report.steps[0];
-    // Constant arrivals every 20 ms for 2 s: exactly 100 scheduled starts, none waiting for an answer.
-    expect(st?.requests).toBe(100);
+    // Constant arrivals every 20 ms for 1 s: exactly 50 scheduled starts, none waiting for an answer.
+    expect(st?.requests).toBe(50);
     expect(st?.errors).toBe(0);
     expect(st?.latency_ms.e2e.p50).toBeGreaterThanOrEqual(200);
     const peak = sim.sim.capacity?.stats().peakActive ?? 0;
@@ -142,7 +145,7 @@ describe('gw load against the simulator', () => {
   it('finds the knee of a sweep at the configured capacity', async () => {
     const sim = await useSim(capacity({ maxConcurrent: 4, queue: 1000, ttftMs: 60 }));
     const { report } = await load(
-      ['--sweep', 'concurrency=1,2,4,8,16', '--requests', '32', '--no-stream', '--max-tokens', '2'],
+      ['--sweep', 'concurrency=1,2,4,8,16', '--requests', '16', '--no-stream', '--max-tokens', '2'],
       sim.env,
     );
     expect(report.steps.map((s) => s.label)).toEqual([
@@ -164,7 +167,7 @@ describe('gw load against the simulator', () => {
     const all = join(dir, 'all.json');
     await load(['--concurrency', '2', '--requests', '10', '--out', a], sim.env);
     await load(['--concurrency', '3', '--requests', '15', '--out', b], sim.env);
-    const r = await spawnGw(['load', 'merge', a, b, '--out', all, '--json']);
+    const r = await runGw(['load', 'merge', a, b, '--out', all, '--json']);
     expect(r.exitCode).toBe(0);
     const merged = JSON.parse(readFileSync(all, 'utf8')) as RunReport;
     expect(JSON.parse(r.stdout)).toEqual(merged);
@@ -179,31 +182,34 @@ describe('gw load against the simulator', () => {
     );
     expect(st?.output_tokens).toBe((ra?.steps[0]?.output_tokens ?? 0) + (rb?.steps[0]?.output_tokens ?? 0));
     expect(st?.concurrency).toBe(5);
+    // Each run's origin lines its CSV up with the gateway's clock; the merged runs had one each, so none is kept.
+    expect(ra?.origin_unix_ms).toBeGreaterThan(Date.now() - 600_000);
+    expect(merged).not.toHaveProperty('origin_unix_ms');
     // Bad input: not a report.
-    const bad = await spawnGw(['load', 'merge', a, join(dir, 'missing.json')]);
+    const bad = await runGw(['load', 'merge', a, join(dir, 'missing.json')]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/missing\.json cannot be read/);
   });
 
   it('compare fails against a slower simulator and passes against the same one', async () => {
-    // Non-streamed, so only end-to-end figures are compared; 150 ms against 600 ms, with a tolerance wide enough
+    // Non-streamed, so only end-to-end figures are compared; 100 ms against 450 ms, with a tolerance wide enough
     // for a busy machine's timer jitter.
-    const fast = await useSim(capacity({ ttftMs: 150 }));
-    const slow = await useSim(capacity({ ttftMs: 600 }));
+    const fast = await useSim(capacity({ ttftMs: 100 }));
+    const slow = await useSim(capacity({ ttftMs: 450 }));
     const dir = tempDir();
     const [base, same, slower] = ['base', 'same', 'slower'].map((n) => join(dir, `${n}.json`)) as [
       string,
       string,
       string,
     ];
-    const args = ['--concurrency', '4', '--requests', '12', '--max-tokens', '4', '--no-stream'];
+    const args = ['--concurrency', '4', '--requests', '8', '--max-tokens', '4', '--no-stream'];
     await load([...args, '--out', base], fast.env);
     await load([...args, '--out', same], fast.env);
     await load([...args, '--out', slower], slow.env);
-    const ok = await spawnGw(['load', 'compare', base, same, '--tolerance', '60%']);
+    const ok = await runGw(['load', 'compare', base, same, '--tolerance', '60%']);
     expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/no regression beyond 60%/);
-    const bad = await spawnGw(['load', 'compare', base, slower, '--tolerance', '60%', '--json']);
+    const bad = await runGw(['load', 'compare', base, slower, '--tolerance', '60%', '--json']);
     expect(bad.exitCode).toBe(1);
     const c = JSON.parse(bad.stdout) as { pass: boolean; regressions: Array<{ what: string }> };
     expect(c.pass).toBe(false);
@@ -247,7 +253,7 @@ describe('gw load against the simulator', () => {
 
   it('a 401 ends the run with exit 3', async () => {
     const sim = await useSim();
-    const r = await spawnGw([...M, '--requests', '50'], {
+    const r = await runGw([...M, '--requests', '50'], {
       env: { ...sim.env, GW_TOKEN: 'sk-wrong-token-9999' },
     });
     expect(r.exitCode).toBe(3);

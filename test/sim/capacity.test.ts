@@ -49,6 +49,19 @@ describe('simulator capacity model', () => {
     const t = sim.sim.capacity?.stats().ttftMs;
     expect(t?.count).toBe(1);
     expect(t?.p50).toBeGreaterThanOrEqual(120);
+    // Each stamp by request id, in Unix ms another process on the machine can compare with its own clock.
+    const before = Date.now();
+    const withStamps = (await (await fetch(`${sim.baseUrl}/sim/capacity?stamps=1`)).json()) as {
+      stamps: Array<{ request_id: string; arrived_unix_ms: number; first_token_unix_ms: number }>;
+    };
+    expect(withStamps.stamps).toHaveLength(1);
+    const [s] = withStamps.stamps;
+    expect(s?.request_id).toBe(r.headers.get('x-gateway-request-id'));
+    expect((s?.first_token_unix_ms ?? 0) - (s?.arrived_unix_ms ?? 0)).toBeCloseTo(t?.p50 ?? 0, 2);
+    expect(s?.first_token_unix_ms).toBeLessThanOrEqual(before + 1);
+    expect(s?.arrived_unix_ms).toBeGreaterThan(before - 60_000);
+    const without = (await (await fetch(`${sim.baseUrl}/sim/capacity`)).json()) as Record<string, unknown>;
+    expect(without).not.toHaveProperty('stamps');
   });
 
   it('draws first-token times from a seeded log-normal with the configured median and p99', () => {

@@ -1,0 +1,188 @@
+import { performance } from 'node:perf_hooks';
+import type { Dispatcher } from 'undici';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { exchange, Flight, type Target } from '../../../src/load/exchange.js';
+import type { Prepared } from '../../../src/load/workload.js';
+
+/**
+ * A dispatcher that plays a chat stream on a script: each step sets the clock (performance.now()) and then calls
+ * one of the handler's callbacks, so every timestamp exchange.ts takes is known exactly.
+ */
+function scripted(clock: { now: number }, steps: Array<[number, (h: Dispatcher.DispatchHandler) => void]>) {
+  return {
+    dispatch(_opts: unknown, handler: Dispatcher.DispatchHandler): boolean {
+      queueMicrotask(() => {
+        for (const [at, step] of steps) {
+          clock.now = at;
+          step(handler);
+        }
+      });
+      return true;
+    },
+  } as unknown as Dispatcher;
+}
+
+const frame = (content: string): Buffer =>
+  Buffer.from(`data: {"choices":[{"index":0,"delta":{"content":"${content}"}}]}\n\n`);
+
+function chatStream(written: number, first: number, second: number, end: number) {
+  const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
+  return (clock: { now: number }) =>
+    scripted(clock, [
+      [written, (h) => h.onRequestStart?.(controller, {})],
+      [
+        written + 1,
+        (h) => h.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK'),
+      ],
+      [first, (h) => h.onResponseData?.(controller, frame('Hello'))],
+      [second, (h) => h.onResponseData?.(controller, frame(' world'))],
+      [
+        end,
+        (h) => {
+          h.onResponseData?.(
+            controller,
+            Buffer.from(
+              'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}\n\ndata: [DONE]\n\n',
+            ),
+          );
+          h.onResponseEnd?.(controller, {});
+        },
+      ],
+    ]);
+}
+
+const req: Prepared = { api: 'chat', stream: true, path: '/v1/chat/completions', body: Buffer.from('{}') };
+
+function target(dispatcher: Dispatcher): Target {
+  return { dispatcher, prefix: '', headers: { stream: {}, plain: {} }, timeoutMs: 60_000 };
+}
+
+describe('gw load timing of one request', () => {
+  const clock = { now: 1000 };
+  let flight: Flight | undefined;
+  afterEach(() => {
+    flight?.close();
+    vi.restoreAllMocks();
+  });
+
+  it('closed loop: measures from the write of the request, not from its dispatch', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    flight = new Flight(60_000, new AbortController().signal);
+    clock.now = 1000; // dispatched at 1000; undici writes it at 1040 (its connection was busy until then)
+    const o = await exchange(target(chatStream(1040, 1090, 1100, 1110)(clock)), req, undefined, 900, flight);
+    expect(o.ok).toBe(true);
+    expect(o.ttftMs).toBe(50);
+    expect(o.itlMs).toEqual([10]);
+    expect(o.e2eMs).toBe(70);
+    expect(o.startMs).toBe(140);
+    expect(o.lagMs).toBe(0);
+    expect(o.outputTokens).toBe(2);
+  });
+
+  it('open loop: measures from the scheduled start and counts the late write as lag', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    flight = new Flight(60_000, new AbortController().signal);
+    clock.now = 1005; // scheduled at 1000, dispatched at 1005, written at 1040
+    const o = await exchange(target(chatStream(1040, 1090, 1100, 1110)(clock)), req, 1000, 900, flight);
+    expect(o.ok).toBe(true);
+    expect(o.ttftMs).toBe(90);
+    expect(o.e2eMs).toBe(110);
+    expect(o.startMs).toBe(100);
+    expect(o.lagMs).toBe(40);
+  });
+
+  it('decodes a character split across two reads', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    flight = new Flight(60_000, new AbortController().signal);
+    const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
+    const bytes = Buffer.from(
+      'data: {"choices":[{"index":0,"delta":{"content":"é"}}]}\n\ndata: {"usage":{"completion_tokens":1}}\n\ndata: [DONE]\n\n',
+    );
+    const cut = bytes.indexOf(0xc3) + 1;
+    clock.now = 0;
+    const d = scripted(clock, [
+      [0, (h) => h.onRequestStart?.(controller, {})],
+      [1, (h) => h.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK')],
+      [5, (h) => h.onResponseData?.(controller, bytes.subarray(0, cut))],
+      [7, (h) => h.onResponseData?.(controller, bytes.subarray(cut))],
+      [8, (h) => h.onResponseEnd?.(controller, {})],
+    ]);
+    const o = await exchange(target(d), req, undefined, 0, flight);
+    expect(o.ok).toBe(true);
+    // The token's frame was complete only with the second read.
+    expect(o.ttftMs).toBe(7);
+    expect(o.outputTokens).toBe(1);
+  });
+});
+
+describe('gw load reading a whole (non-streamed) answer', () => {
+  const clock = { now: 0 };
+  let flight: Flight | undefined;
+  afterEach(() => {
+    flight?.close();
+    vi.restoreAllMocks();
+  });
+
+  async function answer(status: number, body: string, split = false) {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    flight = new Flight(60_000, new AbortController().signal);
+    const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
+    const bytes = Buffer.from(body);
+    const cut = split ? bytes.length >> 1 : bytes.length;
+    const d = scripted(clock, [
+      [0, (h) => h.onRequestStart?.(controller, {})],
+      [1, (h) => h.onResponseStart?.(controller, status, { 'content-type': 'application/json' }, '')],
+      [2, (h) => h.onResponseData?.(controller, bytes.subarray(0, cut))],
+      [3, (h) => (cut < bytes.length ? h.onResponseData?.(controller, bytes.subarray(cut)) : undefined)],
+      [4, (h) => h.onResponseEnd?.(controller, {})],
+    ]);
+    const plain: Prepared = {
+      api: 'chat',
+      stream: false,
+      path: '/v1/chat/completions',
+      body: Buffer.from('{}'),
+    };
+    return exchange(target(d), plain, undefined, 0, flight);
+  }
+
+  const ok = JSON.stringify({
+    id: 'c1',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'say \\"completion_tokens\\": 99,' } }],
+    usage: { prompt_tokens: 4, completion_tokens: 7, total_tokens: 11, completion_tokens_details: {} },
+  });
+
+  it('takes the output tokens from the usage of the answer, in one read or two', async () => {
+    for (const split of [false, true]) {
+      const o = await answer(200, ok, split);
+      expect(o).toMatchObject({ ok: true, outputTokens: 7, e2eMs: 4 });
+    }
+    expect(await answer(200, ' {"usage": {"output_tokens" : 3 }} ')).toMatchObject({
+      ok: true,
+      outputTokens: 3,
+    });
+  });
+
+  it('counts a body cut short, or not JSON, as malformed', async () => {
+    for (const body of [
+      '{"object": "list", "data": [ {"id": ',
+      '<html>502</html>',
+      '{"usage":{"completion_tokens":1}',
+      '{"usage":{"completion_tokens":1},}',
+    ]) {
+      expect(await answer(200, body)).toMatchObject({ ok: false, code: 'malformed_body' });
+    }
+  });
+
+  it('counts a failed status as a failure with its code, and an answer without usage as a success', async () => {
+    const failed = '{"status":"failed","error":{"code":"upstream_error"},"usage":{"output_tokens":0}}';
+    expect(await answer(200, failed)).toMatchObject({ ok: false, code: 'upstream_error' });
+    const bare = await answer(200, '{"id":"c2","choices":[]}');
+    expect(bare.ok).toBe(true);
+    expect(bare.outputTokens).toBeUndefined();
+    expect(await answer(429, '{"error":{"code":"rate_limit_exceeded"}}')).toMatchObject({
+      ok: false,
+      status: 429,
+      code: 'rate_limit_exceeded',
+    });
+  });
+});
