@@ -1,7 +1,7 @@
 /**
- * Polls of a batch's video and beta tasks go through their model's lane (limits.ts): a poll starts only while the
- * lane is not paused, and a poll answered 429 pauses the lane (creates and polls of that model alike) until its
- * Retry-After, halving the model's limit once per round like a create's 429.
+ * Polls and downloads of a batch's video and beta tasks go through their model's lane (limits.ts): a request starts
+ * only while the lane is not paused, and one answered 429 pauses the lane (creates, polls and downloads of that
+ * model alike) until its Retry-After, halving the model's limit once per round like a create's 429.
  */
 import { sleep as realSleep } from '../client/backoff.js';
 import type { Limits } from './limits.js';
@@ -47,22 +47,23 @@ export function laneHooks(
 }
 
 /**
- * Follows a task through its lane. A poll gives up after a few transient errors in a row; when they were 429s the
- * task is merely rate-limited, not lost: the wait starts again once the lane's pause ends (--timeout and Ctrl-C
- * still end it).
+ * Runs a request of a created task (its wait, a download's opening) through its lane: it starts once the lane is
+ * not paused, and a 429 it ends with pauses the lane and runs it again after the pause. A task that is merely
+ * rate-limited is not lost (a poll gives up after a few transient errors in a row; a download after its client's
+ * retries); --timeout and Ctrl-C still end it.
  */
-export async function pollThroughLane<R>(
+export async function throughLane<R>(
   lane: LaneHooks,
   signal: AbortSignal,
-  wait: () => Promise<R>,
+  run: () => Promise<R>,
 ): Promise<R> {
   for (;;) {
     await lane.open(signal);
     try {
-      return await wait();
+      return await run();
     } catch (e) {
       if (signal.aborted || !isRateLimited(e)) throw e;
-      // The poll gave up on this 429 without reporting it: it pauses the lane like the others did.
+      // The request gave up on this 429 without reporting it: it pauses the lane like the others did.
       lane.onTransient(e as Error, 0);
     }
   }

@@ -11,7 +11,7 @@ import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { Context } from '../commands/context.js';
 import { classify } from './errors.js';
 import { isProblem, parseLine, readLines, type BatchLine } from './input.js';
-import { laneHooks, pollThroughLane } from './lane.js';
+import { laneHooks, throughLane, type LaneHooks } from './lane.js';
 import { Limits, type Ticket } from './limits.js';
 import { Scheduler, type Resend } from './schedule.js';
 import { extensionOf, outputLine, type OutputLine, type SavedFile } from './output.js';
@@ -473,7 +473,7 @@ export class Engine {
     try {
       if (kind === 'video') {
         const videos = await import('../client/resources/videos.js');
-        const res = await pollThroughLane(lane, signal, () =>
+        const res = await throughLane(lane, signal, () =>
           videos.wait(this.client, task, {
             signal,
             requestTimeoutMs,
@@ -499,6 +499,7 @@ export class Engine {
           try {
             files.push(
               await this.#save(
+                lane,
                 id,
                 extensionOf(typeof res.data.url === 'string' ? res.data.url : 'x.mp4'),
                 (start, sig) =>
@@ -525,7 +526,7 @@ export class Engine {
         return;
       }
       const tasks = await import('../client/resources/beta-tasks.js');
-      const rec = await pollThroughLane(lane, signal, () =>
+      const rec = await throughLane(lane, signal, () =>
         tasks.wait(this.client, task, {
           signal,
           onUpdate: (t) => onState(t.status),
@@ -553,11 +554,13 @@ export class Engine {
       if (this.o.download && video !== undefined) {
         await this.#downloads.acquire(Number(rec.updated_at ?? Infinity) * 1000 + 24 * 3600 * 1000);
         try {
-          files.push(await this.#save(id, extensionOf(video), (start, sig) => this.#raw(video, start, sig)));
+          files.push(
+            await this.#save(lane, id, extensionOf(video), (start, sig) => this.#raw(video, start, sig)),
+          );
           const frame = rec.content?.last_frame_url;
           if (frame !== undefined) {
             files.push(
-              await this.#save(`${id}.last_frame`, extensionOf(frame), (start, sig) =>
+              await this.#save(lane, `${id}.last_frame`, extensionOf(frame), (start, sig) =>
                 this.#raw(frame, start, sig),
               ),
             );
@@ -597,6 +600,7 @@ export class Engine {
   }
 
   async #save(
+    lane: LaneHooks,
     name: string,
     ext: string,
     open: (start: number | undefined, signal: AbortSignal | undefined) => Promise<DownloadAnswer>,
@@ -605,7 +609,14 @@ export class Engine {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(this.o.dir, FILES_DIR), { recursive: true });
     const file = join(this.o.dir, FILES_DIR, `${name}.${ext}`);
-    const r = await download({ file, force: true, signal: this.#stop.signal, open });
+    const signal = this.#stop.signal;
+    // Each opening of the file goes through the lane too (a 429 pauses the model and opens it again after).
+    const r = await download({
+      file,
+      force: true,
+      signal,
+      open: (start, sig) => throughLane(lane, signal, () => open(start, sig)),
+    });
     return { path: r.path, bytes: r.bytes };
   }
 }

@@ -301,6 +301,25 @@ describe('gw batch run', () => {
     expect(states.some((x) => x.e === 'unsent' && x.code === 'rate_limit_exceeded')).toBe(true);
   });
 
+  it('gets video tasks through a rate limit too: creates, polls and downloads share the lane; each created once', async () => {
+    const s = await sim({ rateLimit: { requestsPerSecond: 10, burst: 1 } });
+    const d = tmp();
+    const ids = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+    const file = writeInput(
+      d,
+      ids.map((id) => video(id)),
+    );
+    const out = join(d, 'out');
+    const r = await gw(['batch', 'run', file, '--out', out, '--concurrency', '4'], s.env, isolatedDirs());
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(s.requests.some((q) => q.status === 429)).toBe(true);
+    const ok = createsByPrompt(s, '/v1/videos', 200);
+    for (const id of ids) expect(ok.get(`prompt ${id}`)).toBe(1);
+    for (const id of ids) expect(existsSync(join(out, 'files', `${id}.mp4`))).toBe(true);
+    expect(jsonl(join(out, 'errors.jsonl'))).toEqual([]);
+  });
+
   it('reports an in-doubt create and does not resend it until retry --in-doubt', async () => {
     const s = await sim({ faults: [{ route: 'POST /v1/videos', kind: 'lost-answer', times: 1 }] });
     const d = tmp();

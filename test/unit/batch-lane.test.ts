@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { laneHooks, pollThroughLane } from '../../src/batch/lane.js';
+import { laneHooks, throughLane } from '../../src/batch/lane.js';
 import { Limits } from '../../src/batch/limits.js';
 import type { GatewayClient } from '../../src/client/gateway-client.js';
 import { GatewayError } from '../../src/client/errors.js';
@@ -86,7 +86,7 @@ describe('batch polls through the model lane (fake clock)', () => {
     // Nine 429s in a row: more than a poll absorbs on its own.
     const { client, at } = stubClient([...Array.from({ length: 9 }, () => limited(500)), 'completed']);
     const signal = new AbortController().signal;
-    const p = pollThroughLane(lane, signal, () =>
+    const p = throughLane(lane, signal, () =>
       wait(client, 'video_1', { signal, sleep: lane.sleep, onTransient: lane.onTransient }),
     );
     await vi.advanceTimersByTimeAsync(20_000);
@@ -103,7 +103,7 @@ describe('batch polls through the model lane (fake clock)', () => {
     const signal = new AbortController().signal;
     const err = new GatewayError({ status: 404, code: 'not_found', message: 'no such video' });
     let calls = 0;
-    const p = pollThroughLane(lane, signal, () => {
+    const p = throughLane(lane, signal, () => {
       calls++;
       return Promise.reject(err);
     });

@@ -75,8 +75,8 @@ before new lines. --max-attempts counts the sends of one item that created nothi
 other create of that model was accepted since the item's previous 429 (a gateway that merely rate-limits gets
 every item through; one that refuses everything ends them). Running the same command again skips what is done,
 follows what was created, and sends what was never sent; Ctrl-C prints that command. Videos and beta tasks are
-polled like gw video wait (their polls also wait out their model's pause, and a poll's 429 pauses it) and
-downloaded like gw video download (atomic, resumable), the soonest to expire first.
+polled like gw video wait and downloaded like gw video download (atomic, resumable), the soonest to expire
+first; their polls and downloads also wait out their model's pause, and their 429s pause it.
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
 billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
