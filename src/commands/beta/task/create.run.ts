@@ -1,4 +1,5 @@
-import { buildBetaTaskBody, type BetaQuote } from '../../../contract/beta.js';
+import type { BetaQuote } from '../../../contract/beta.js';
+import { buildBetaTaskBody } from './build-body.js';
 import { estimateRequest } from '../../../contract/estimate.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context } from '../../context.js';
