@@ -4,6 +4,26 @@ import type { Runtime } from './context.js';
 import { defineVerb, flag, verbCommand } from './verb.js';
 
 // Values stay text here: src/load checks them (parseLoadFlags) with their own messages.
+/** The flags of an `--api video` run, which `load merge` also takes (to check the runs it merges agree). */
+const videoFlags = {
+  seconds: flag(z.string().optional(), {
+    flag: '--seconds <n>',
+    help: "--api video: length of each video (default: the model's minimum)",
+  }),
+  resolution: flag(z.string().optional(), {
+    flag: '--resolution <res>',
+    help: '--api video: 720p (default) or 1080p',
+  }),
+  pollInterval: flag(z.string().optional(), {
+    flag: '--poll-interval <dur>',
+    help: '--api video: fixed poll interval, the queue wait resolution (default 500ms)',
+  }),
+  videoTimeout: flag(z.string().optional(), {
+    flag: '--video-timeout <dur>',
+    help: '--api video: give up on a task after this long (default 30m)',
+  }),
+};
+
 export const loadFlags = z.object({
   model: flag(z.string().optional(), {
     flag: '-m, --model <model>',
@@ -75,22 +95,7 @@ export const loadFlags = z.object({
     help: 'spending limit, e.g. 10USD (repeatable; --api video)',
     repeat: 'collect',
   }),
-  seconds: flag(z.string().optional(), {
-    flag: '--seconds <n>',
-    help: "--api video: length of each video (default: the model's minimum)",
-  }),
-  resolution: flag(z.string().optional(), {
-    flag: '--resolution <res>',
-    help: '--api video: 720p (default) or 1080p',
-  }),
-  pollInterval: flag(z.string().optional(), {
-    flag: '--poll-interval <dur>',
-    help: '--api video: fixed poll interval, the queue wait resolution (default 500ms)',
-  }),
-  videoTimeout: flag(z.string().optional(), {
-    flag: '--video-timeout <dur>',
-    help: '--api video: give up on a task after this long (default 30m)',
-  }),
+  ...videoFlags,
   out: flag(z.string().optional(), {
     flag: '--out <file.json>',
     help: 'write the report (JSON, with histograms) to a file',
@@ -118,22 +123,7 @@ export const loadFlags = z.object({
 });
 
 export const loadMergeFlags = z.object({
-  seconds: flag(z.string().optional(), {
-    flag: '--seconds <n>',
-    help: "--api video: length of each video (default: the model's minimum)",
-  }),
-  resolution: flag(z.string().optional(), {
-    flag: '--resolution <res>',
-    help: '--api video: 720p (default) or 1080p',
-  }),
-  pollInterval: flag(z.string().optional(), {
-    flag: '--poll-interval <dur>',
-    help: '--api video: fixed poll interval, the queue wait resolution (default 500ms)',
-  }),
-  videoTimeout: flag(z.string().optional(), {
-    flag: '--video-timeout <dur>',
-    help: '--api video: give up on a task after this long (default 30m)',
-  }),
+  ...videoFlags,
   out: flag(z.string().optional(), { flag: '--out <file.json>', help: 'write the merged report to a file' }),
   html: flag(z.string().optional(), {
     flag: '--html <file>',
@@ -155,9 +145,10 @@ export const loadVerb = defineVerb<typeof loadFlags>({
   name: 'load',
   description: 'latency and throughput of the gateway under load (closed or open loop, sweeps, SLOs)',
   flags: loadFlags,
-  notes: `Closed loop (--concurrency n): n requests in flight, each sent when the previous one ended. Open loop (--rate r):
-arrivals on a schedule whatever the answers do; every latency is measured from the request's scheduled start (no
-coordinated omission) and a run whose client fell behind its schedule says so.
+  notes: `Closed loop (--concurrency n): n requests in flight, each sent when the previous one ended; latency is
+measured from the moment the request is written on its connection (opening connections is --warmup's job, not a
+latency). Open loop (--rate r): arrivals on a schedule whatever the answers do; every latency is measured from the
+request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so.
 
 Timing: time to first token (ttft) is taken when the bytes of the first content event arrive, before any parsing;
 inter-token gaps (itl) between content events' arrivals; time per output token (tpot) = (e2e - ttft) / (tokens - 1);
