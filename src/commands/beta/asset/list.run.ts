@@ -2,6 +2,7 @@ import type { Asset } from '../../../contract/beta-assets.js';
 import type { Context } from '../../context.js';
 import type { Flags } from '../../verb.js';
 import type { assetListFlags } from './list.js';
+import { walkPages } from '../pages.js';
 import { assetModel } from './ids.js';
 
 /** Lists the assets of groups (every page with --all). */
@@ -11,35 +12,19 @@ export default async function run(ctx: Context, opts: Flags<typeof assetListFlag
   const pageSize = opts.pageSize;
   const assets = await import('../../../client/resources/beta-assets.js');
   const client = await ctx.client();
-  let items: Asset[] = [];
-  let total: number;
-  let body: unknown;
-  let size = pageSize;
-  let firstTotal: number | undefined;
-  const seen = new Set<string>();
-  for (let p = first; ; p++) {
-    const res = await assets.listAssets(
-      client,
-      { model, groupIds: opts.group, page: p, pageSize },
-      { signal: ctx.signal },
-    );
-    const got = res.data.Result.Items;
-    body = res.data;
-    size ??= res.data.Result.PageSize ?? got.length;
-    const repeated = got.length > 0 && got.every((a) => seen.has(a.Id));
-    for (const a of got) seen.add(a.Id);
-    if (!repeated) items = items.concat(got);
-    total = res.data.Result.TotalCount;
-    firstTotal ??= total;
-    if (
-      opts.all !== true ||
-      repeated ||
-      got.length === 0 ||
-      got.length < size ||
-      (first - 1) * size + items.length >= firstTotal
-    )
-      break;
-  }
+  const { items, total, body } = await walkPages<Asset>(
+    { first, pageSize, all: opts.all === true },
+    async (page) => {
+      const res = await assets.listAssets(
+        client,
+        { model, groupIds: opts.group, page, pageSize },
+        { signal: ctx.signal },
+      );
+      const r = res.data.Result;
+      return { items: r.Items, total: r.TotalCount, pageSize: r.PageSize, body: res.data };
+    },
+    (a) => a.Id,
+  );
   await ctx.out.result(opts.all === true ? { Items: items, TotalCount: total } : body, async () => {
     await ctx.out.table(
       ['id', 'group', 'type', 'status'],

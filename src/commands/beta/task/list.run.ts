@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import type { Flags } from '../../verb.js';
 import type { taskListFlags } from './list.js';
 import { formatLocalTime } from '../../video/shared.js';
+import { walkPages } from '../pages.js';
 
 /** Lists the tenant's tasks (every page with --all). */
 export default async function run(ctx: Context, opts: Flags<typeof taskListFlags>): Promise<void> {
@@ -23,34 +24,14 @@ export default async function run(ctx: Context, opts: Flags<typeof taskListFlags
     }
   }
   const client = await ctx.client();
-  let items: BetaTask[] = [];
-  let total: number;
-  let body: unknown;
-  let size = pageSize;
-  let firstTotal: number | undefined;
-  const seen = new Set<string>();
-  for (let p = page; ; p++) {
-    const res = await tasks.list(client, { ...params, page: p }, { signal: ctx.signal });
-    const got = res.data.items;
-    body = res.data;
-    size ??= got.length; // the server's default page size (not shown in §4.1)
-    // A page of ids already seen (a server ignoring `page`) ends the walk instead of looping.
-    const repeated = got.length > 0 && got.every((t) => seen.has(t.id));
-    for (const t of got) seen.add(t.id);
-    if (!repeated) items = items.concat(got);
-    total = res.data.total;
-    firstTotal ??= total;
-    // The end: an empty or short page, or every item of the first page's total counted (a total that
-    // grows while walking must not loop forever).
-    if (
-      opts.all !== true ||
-      repeated ||
-      got.length === 0 ||
-      got.length < size ||
-      (page - 1) * size + items.length >= firstTotal
-    )
-      break;
-  }
+  const { items, total, body } = await walkPages<BetaTask>(
+    { first: page, pageSize, all: opts.all === true },
+    async (p) => {
+      const res = await tasks.list(client, { ...params, page: p }, { signal: ctx.signal });
+      return { items: res.data.items, total: res.data.total, body: res.data };
+    },
+    (t) => t.id,
+  );
   await ctx.out.result(opts.all === true ? { items, total } : body, () =>
     humanList(ctx, items, total, opts.all),
   );
