@@ -3,9 +3,9 @@
  * `hosts` maps names only the proxy knows (e.g. `gateway.internal`) to a loopback address, so a client reaching
  * them must go through the proxy (it cannot resolve them itself). Everything seen is recorded.
  */
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { afterEach } from 'vitest';
+import { closeAfterTest } from './servers.js';
 
 /** What the proxy saw. */
 export interface ProxyLog {
@@ -22,19 +22,6 @@ export interface TestProxy extends ProxyLog {
   url: string;
   close(): Promise<void>;
 }
-
-const open: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    open.splice(0).map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.closeAllConnections();
-          s.close(() => resolve());
-        }),
-    ),
-  );
-});
 
 /** Starts a proxy; `hosts` maps a host name to `127.0.0.1` (the port is kept). Closed after each test. */
 export async function startProxy(hosts: Record<string, string> = {}): Promise<TestProxy> {
@@ -87,7 +74,7 @@ export async function startProxy(hosts: Record<string, string> = {}): Promise<Te
     for (const s of sockets) s.destroy();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  open.push(server);
+  closeAfterTest(server);
   const { port } = server.address() as AddressInfo;
   return Object.assign(log, {
     url: `http://127.0.0.1:${port}`,

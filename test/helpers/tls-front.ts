@@ -5,27 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { closeAfterTest } from './servers.js';
 
 export const FIXTURE_TLS = join(import.meta.dirname, '..', 'fixtures', 'tls');
 /** The CA file a client needs to trust the front (the certificate is self-signed). */
 export const GATEWAY_CERT = join(FIXTURE_TLS, 'gateway-cert.pem');
-
-const open: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    open.splice(0).map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.closeAllConnections();
-          s.close(() => resolve());
-        }),
-    ),
-  );
-});
 
 /** Starts the front on 127.0.0.1 before `target` (an http base URL); closed after each test. */
 export async function startTlsFront(target: string): Promise<{ port: number; authorizations: string[] }> {
@@ -50,6 +37,6 @@ export async function startTlsFront(target: string): Promise<{ port: number; aut
     },
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  open.push(server);
+  closeAfterTest(server);
   return { port: (server.address() as AddressInfo).port, authorizations };
 }

@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ConnectionError,
   GatewayError,
@@ -13,6 +13,7 @@ import * as embeddings from '../../../src/client/resources/embeddings.js';
 import * as messages from '../../../src/client/resources/messages.js';
 import * as responses from '../../../src/client/resources/responses.js';
 import { exitCodeOf, hintOf } from '../../../src/core/error-map.js';
+import { closeAfterTest } from '../../helpers/servers.js';
 
 interface Seen {
   body: unknown;
@@ -21,19 +22,6 @@ interface Seen {
 
 /** One scripted answer: raw SSE text written in the given slices (strings or byte arrays), with pauses. */
 type Script = (res: ServerResponse, seen: Seen) => Promise<void> | void;
-
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (s) =>
-        new Promise<void>((r) => {
-          s.closeAllConnections();
-          s.close(() => r());
-        }),
-    ),
-  );
-});
 
 async function serve(script: Script): Promise<{ client: GatewayClient; seen: Seen[] }> {
   const seen: Seen[] = [];
@@ -47,7 +35,7 @@ async function serve(script: Script): Promise<{ client: GatewayClient; seen: See
       void script(res, s);
     });
   });
-  servers.push(server);
+  closeAfterTest(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
