@@ -179,6 +179,17 @@ export function parseFlags(
   throw new UsageError(`${field}: ${message}`, { field });
 }
 
+/** The help text after the options: the notes, then the examples (when there are any). */
+function addNotesAndExamples(cmd: Command, notes?: string, examples?: readonly string[]): void {
+  const after = [
+    notes,
+    examples !== undefined && examples.length > 0
+      ? `Examples:\n${examples.map((e) => `  ${e}`).join('\n')}`
+      : undefined,
+  ].filter((s): s is string => s !== undefined);
+  if (after.length > 0) cmd.addHelpText('after', `\n${after.join('\n\n')}`);
+}
+
 /** Builds the commander Command of a verb; its action parses the flags, then loads and runs the handler. */
 export function verbCommand<F extends z.ZodObject, A extends unknown[]>(
   spec: VerbSpec<F, A>,
@@ -195,13 +206,7 @@ export function verbCommand<F extends z.ZodObject, A extends unknown[]>(
   for (const [key, schema] of Object.entries(shapeOf(any))) {
     for (const o of optionsOf(key, schema)) cmd.addOption(o);
   }
-  const after = [
-    spec.notes,
-    spec.examples !== undefined && spec.examples.length > 0
-      ? `Examples:\n${spec.examples.map((e) => `  ${e}`).join('\n')}`
-      : undefined,
-  ].filter((s): s is string => s !== undefined);
-  if (after.length > 0) cmd.addHelpText('after', `\n${after.join('\n\n')}`);
+  addNotesAndExamples(cmd, spec.notes, spec.examples);
   spec.configure?.(cmd);
   cmd.action(
     rt.action(async (ctx, ...args: unknown[]) => {
@@ -225,10 +230,6 @@ export function groupCommand(
 ): Command {
   const cmd = new Command(name).description(description);
   for (const c of children) cmd.addCommand(c);
-  const after = [
-    opts.notes,
-    opts.examples !== undefined ? `Examples:\n${opts.examples.map((e) => `  ${e}`).join('\n')}` : undefined,
-  ].filter((s): s is string => s !== undefined);
-  if (after.length > 0) cmd.addHelpText('after', `\n${after.join('\n\n')}`);
+  addNotesAndExamples(cmd, opts.notes, opts.examples);
   return cmd;
 }
