@@ -10,6 +10,7 @@
  * lower by more than `tolerance`.
  */
 import type { Context } from '../commands/context.js';
+import type { Summary } from './histogram.js';
 import type { RunReport, StepReport, VideoFigures } from './schema.js';
 
 /** One compared figure. */
@@ -44,25 +45,42 @@ const LATENCY_FLOOR_MS = 1;
 /** An error rate must rise by at least this much (absolute) to regress. */
 const ERROR_FLOOR = 0.001;
 
+/**
+ * The p50…p99 rows of one latency: each regresses when it is more than `tol` above the baseline's and by at least
+ * `floorMs`. Nothing when either run has no value of it.
+ */
+function percentileRows(
+  step: string,
+  what: string,
+  bs: Summary,
+  ns: Summary,
+  tol: number,
+  floorMs: number,
+  rows: ComparisonRow[],
+): void {
+  if (bs.count === 0 || ns.count === 0) return;
+  for (const s of STATS) {
+    const base = bs[s];
+    const next = ns[s];
+    const change = base > 0 ? next / base - 1 : null;
+    rows.push({
+      step,
+      what: `${what}.${s}`,
+      base,
+      next,
+      change,
+      regressed: change !== null && change > tol && next - base >= floorMs,
+    });
+  }
+}
+
 function compareStep(b: StepReport, n: StepReport, tol: number, rows: ComparisonRow[]): void {
   const step = n.label;
   for (const [m, name] of LATENCY) {
     const bs = b.latency_ms[m];
     const ns = n.latency_ms[m];
-    if (bs === undefined || ns === undefined || bs.count === 0 || ns.count === 0) continue;
-    for (const s of STATS) {
-      const base = bs[s];
-      const next = ns[s];
-      const change = base > 0 ? next / base - 1 : null;
-      rows.push({
-        step,
-        what: `${name}.${s}`,
-        base,
-        next,
-        change,
-        regressed: change !== null && change > tol && next - base >= LATENCY_FLOOR_MS,
-      });
-    }
+    if (bs === undefined || ns === undefined) continue;
+    percentileRows(step, name, bs, ns, tol, LATENCY_FLOOR_MS, rows);
   }
   const change = b.error_rate > 0 ? n.error_rate / b.error_rate - 1 : null;
   rows.push({
@@ -88,21 +106,8 @@ function compareVideo(
   for (const m of VIDEO_LATENCY) {
     const bs = b.latency_ms[m];
     const ns = n.latency_ms[m];
-    if (bs.count === 0 || ns.count === 0) continue;
     const floor = m === 'queue_wait' || m === 'completion' ? polled : LATENCY_FLOOR_MS;
-    for (const s of STATS) {
-      const base = bs[s];
-      const next = ns[s];
-      const change = base > 0 ? next / base - 1 : null;
-      rows.push({
-        step,
-        what: `video.${m}.${s}`,
-        base,
-        next,
-        change,
-        regressed: change !== null && change > tol && next - base >= floor,
-      });
-    }
+    percentileRows(step, `video.${m}`, bs, ns, tol, floor, rows);
   }
   if (b.download_mb_per_s.count > 0 && n.download_mb_per_s.count > 0) {
     for (const s of ['p50', 'mean'] as const) {
