@@ -26,6 +26,8 @@ export const ASSET_PATH = '/beta/';
 
 interface CallOptions {
   signal?: AbortSignal | undefined;
+  /** Per-request limit (default: the client's). */
+  timeoutMs?: number | undefined;
 }
 
 /**
@@ -45,6 +47,7 @@ async function call<T>(
     query: { Action: action, Version: ASSET_API_VERSION },
     body,
     signal: o.signal,
+    timeoutMs: o.timeoutMs,
   });
   const meta = (res.data as { ResponseMetadata?: { Error?: unknown } } | null)?.ResponseMetadata;
   if (meta?.Error !== undefined && meta.Error !== null) {

@@ -154,7 +154,10 @@ export async function remove(
 export { remove as delete };
 
 /** Options of `wait`: the poll schedule and hooks (clock and sleep injectable). */
-export type BetaTaskWaitOptions = Omit<PollOptions<BetaTask>, 'fetch' | 'done'>;
+export type BetaTaskWaitOptions = Omit<PollOptions<BetaTask>, 'fetch' | 'done'> & {
+  /** Per-request limit (default: the client's); each poll is also bounded by the time left. */
+  requestTimeoutMs?: number | undefined;
+};
 
 /** Polls a task until a terminal status of §3 (exponential backoff with jitter, 2 s to 30 s by default). */
 export async function wait(
@@ -164,14 +167,20 @@ export async function wait(
 ): Promise<BetaTask> {
   const now = o.now ?? Date.now;
   const deadline = o.timeoutMs !== undefined ? now() + o.timeoutMs : undefined;
+  const { requestTimeoutMs, ...rest } = o;
   return poll({
     initialMs: 2000,
     maxMs: 30_000,
-    ...o,
-    // Each request is bounded by the time left and never retried by the client: the poll absorbs transient
-    // errors within its own limit (a client retry's sleep could carry the wait past --timeout).
+    ...rest,
+    // Each request is bounded by the request timeout and the time left, and never retried by the client: the
+    // poll absorbs transient errors within its own limit (a client retry's sleep could carry the wait past
+    // --timeout).
     fetch: async (signal) => {
-      const timeoutMs = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
+      const left = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
+      const timeoutMs =
+        left !== undefined && requestTimeoutMs !== undefined
+          ? Math.min(left, requestTimeoutMs)
+          : (left ?? requestTimeoutMs);
       return (await retrieve(client, id, { signal, timeoutMs, retries: 0 })).data;
     },
     done: (t) => isBetaTerminal(t.status),

@@ -59,6 +59,10 @@ export async function watchAssets(
     err.write(`${drawn > 0 ? `\x1b[${drawn}A` : ''}${lines.map((l) => `\r\x1b[K${l}`).join('\n')}\n`);
     drawn = lines.length;
   };
+  const clock = clockOf(ctx.io);
+  const now = clock.now ?? Date.now;
+  const deadline = o.timeoutMs !== undefined ? now() + o.timeoutMs : undefined;
+  const requestTimeoutMs = ctx.settings().timeoutMs;
   try {
     await poll({
       steps: ASSET_POLL_STEPS_MS,
@@ -68,15 +72,18 @@ export async function watchAssets(
         const open = [...seen]
           .filter(([, a]) => a === undefined || !isAssetFinal(a.Status))
           .map(([id]) => id);
+        // Each look is bounded by the request timeout and the time left, so a hung answer cannot outlive the wait.
+        const left = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
+        const timeoutMs = left !== undefined ? Math.min(left, requestTimeoutMs) : requestTimeoutMs;
         const got = await Promise.all(
-          open.map((id) => assets.getAsset(client, { model, Id: id }, { signal })),
+          open.map((id) => assets.getAsset(client, { model, Id: id }, { signal, timeoutMs })),
         );
         for (const r of got) seen.set(r.data.Result.Id, r.data.Result);
         return seen;
       },
       done: (m) => [...m.values()].every((a) => a !== undefined && isAssetFinal(a.Status)),
       onUpdate: (_m, elapsed) => draw(elapsed),
-      ...clockOf(ctx.io),
+      ...clock,
     });
   } catch (e) {
     const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);

@@ -31,6 +31,7 @@ export async function followTask(
   try {
     task = await tasks.wait(client, id, {
       timeoutMs: o.timeoutMs,
+      requestTimeoutMs: ctx.settings().timeoutMs,
       signal: ctx.signal,
       onUpdate: (t) => {
         last = t;
