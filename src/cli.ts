@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Context, Runtime } from './commands/context.js';
+import { shareGlobals } from './commands/globals.js';
 import { COMMANDS } from './commands/registry.js';
 import { ExitCode, GwError, InterruptedError, UsageError, isAbortError } from './core/errors.js';
 import { processIo, type Io } from './ui/io.js';
@@ -38,7 +39,7 @@ export function rootProgram(): Command {
     .option('--base-url <url>', 'gateway base address, without /v1 (env GW_BASE_URL)')
     .option(
       '--timeout <duration>',
-      'request timeout (waits: their limit), more than 0, e.g. 30s, 2m (env GW_TIMEOUT)',
+      'request timeout, more than 0, e.g. 30s, 2m (env GW_TIMEOUT); also the limit of a wait or batch run not given a --timeout of its own after its name',
     )
     .addOption(new Option('--no-validate', 'send requests even where they break a contract rule'))
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file (env GW_CA_FILE)')
@@ -54,7 +55,10 @@ Quick start: gw probe --sim`,
     );
 }
 
-/** Builds the program, loading only the command group that runs (all of them for completion). */
+/**
+ * Builds the program, loading only the command group that runs (all of them for completion). Global flags work
+ * before and after the command name; a verb's own flag of the same name (`--timeout`) stays the verb's.
+ */
 export async function buildProgram(argv: readonly string[], rt: Runtime): Promise<Command> {
   const program = rootProgram();
   const target = targetCommand(argv);
@@ -69,6 +73,7 @@ export async function buildProgram(argv: readonly string[], rt: Runtime): Promis
       program.command(entry.name).description(entry.summary);
     }
   }
+  shareGlobals(program);
   return program;
 }
 

@@ -141,7 +141,7 @@ export interface SessionInput {
 
 /** Runs a batch; returns the exit code. */
 export async function runSession(ctx: Context, si: SessionInput): Promise<number> {
-  // The root's --timeout consumes the flag wherever it stands: the run's own limit is read from either.
+  // The run's own --timeout (after `run`/`retry`), else the global one written before the command name.
   const f: RunFlags = { ...si.flags, timeout: si.flags.timeout ?? ctx.globals.timeout };
   const dir = resolve(si.dir);
   const concurrency = positiveInt(f.concurrency, '--concurrency', 8, 4096);

@@ -5,6 +5,7 @@ import { parsePositiveDuration } from '../core/duration.js';
 import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { Journal, type JournalEntry } from '../core/journal.js';
+import { globalOptions } from './globals.js';
 import { stateDir } from '../core/paths.js';
 import type { Io } from '../ui/io.js';
 import type * as InquirerPrompts from '@inquirer/prompts';
@@ -285,9 +286,9 @@ export class Context {
   }
 
   /**
-   * The limit of a wait (`gw … wait --timeout`, `create --wait`), or undefined for none. CLI.md names the wait's
-   * limit `--timeout` like the global request timeout; the root option consumes the flag wherever it appears, so
-   * a verb's own value (`own`) is read first and the root's second.
+   * The limit of a wait (`gw … wait --timeout`, `create --wait`), or undefined for none: the verb's own
+   * `--timeout` (`own`, written after the verb's name), else the global one (the request timeout, which is also
+   * the limit of a wait that has no --timeout of its own).
    */
   waitLimitMs(own?: string): number | undefined {
     const text = own ?? this.globals.timeout;
@@ -381,7 +382,7 @@ export function createRuntime(
     action<A extends unknown[]>(handler: Handler<A>) {
       return async (...args: unknown[]) => {
         const cmd = args[args.length - 1] as Command;
-        const globals = cmd.optsWithGlobals<GlobalOptions>();
+        const globals = globalOptions(cmd);
         const ctx = new Context(io, globals, signal);
         hooks.onContext(ctx);
         try {

@@ -9,7 +9,7 @@ function commandOf(ctx: Context): CommandLike {
   return ctx.command as CommandLike;
 }
 
-/** The flags of `gw load` itself (commander hands a flag the parent also has to the parent). */
+/** The flags of `gw load` itself: `gw load --out x merge …` gives merge's --out before the subcommand's name. */
 function parentFlags(ctx: Context): LoadFlags {
   return ctx.command?.parent?.opts<LoadFlags>() ?? {};
 }

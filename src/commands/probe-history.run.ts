@@ -15,7 +15,7 @@ export default async function run(ctx: Context, opts: Flags<typeof probeHistoryF
     import('../core/paths.js'),
   ]);
   const sinceMs = opts.since ?? 7 * 24 * 3_600_000;
-  // `gw probe history --html f`: commander hands a flag the parent also has to the parent.
+  // `gw probe --html f history`: a flag written before the subcommand's name is the parent's.
   const htmlFile = opts.html ?? parent?.opts<{ html?: string }>().html;
   const html = htmlFile !== undefined ? await import('../report/index.js') : undefined;
   const writeHtml = html?.htmlReport(htmlFile as string, command, html.historyHtml, ctx.redactor);
@@ -26,7 +26,7 @@ export default async function run(ctx: Context, opts: Flags<typeof probeHistoryF
     now: Date.now(),
     sinceMs,
     check: opts.check,
-    // `gw probe history --model m`: the parent's repeatable --model takes the flag (as with --html above).
+    // `gw probe --model m history`: the parent's repeatable --model (as with --html above).
     model: opts.model ?? parent?.opts<{ model?: string[] }>().model?.[0],
   });
   // The report names the gateways its runs probed (the history may hold several).
