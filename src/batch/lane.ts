@@ -4,6 +4,7 @@
  * model alike) until its Retry-After, halving the model's limit once per round like a create's 429.
  */
 import { sleep as realSleep } from '../client/backoff.js';
+import { RateLimitError } from '../client/errors.js';
 import type { Limits } from './limits.js';
 
 /** The hooks a poll (`videos.wait`, `betaTasks.wait`) takes to follow `model`'s lane. */
@@ -16,9 +17,9 @@ export interface LaneHooks {
   open: (signal?: AbortSignal) => Promise<void>;
 }
 
-/** True for an error the gateway answered with 429. */
-export function isRateLimited(e: unknown): boolean {
-  return (e as { status?: unknown } | null)?.status === 429;
+/** True for an error the gateway answered with 429 (the client throws a RateLimitError for every 429). */
+export function isRateLimited(e: unknown): e is RateLimitError {
+  return e instanceof RateLimitError;
 }
 
 /** Hooks that make one follower's polls follow `model`'s lane. */
@@ -40,8 +41,8 @@ export function laneHooks(
     },
     onTransient: (error) => {
       if (!isRateLimited(error)) return;
-      const ms = (error as { retryAfterMs?: unknown }).retryAfterMs;
-      limits.refused(model, typeof ms === 'number' && Number.isFinite(ms) ? ms : undefined, round);
+      const ms = error.retryAfterMs;
+      limits.refused(model, ms !== undefined && Number.isFinite(ms) ? ms : undefined, round);
     },
   };
 }
@@ -64,7 +65,7 @@ export async function throughLane<R>(
     } catch (e) {
       if (signal.aborted || !isRateLimited(e)) throw e;
       // The request gave up on this 429 without reporting it: it pauses the lane like the others did.
-      lane.onTransient(e as Error, 0);
+      lane.onTransient(e, 0);
     }
   }
 }

@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { laneHooks, throughLane } from '../../src/batch/lane.js';
+import { isRateLimited, laneHooks, throughLane } from '../../src/batch/lane.js';
 import { Limits } from '../../src/batch/limits.js';
 import type { GatewayClient } from '../../src/client/gateway-client.js';
-import { GatewayError } from '../../src/client/errors.js';
+import { errorFromBody, GatewayError, RateLimitError } from '../../src/client/errors.js';
 import { wait } from '../../src/client/resources/videos.js';
 
-const limited = (ms: number): GatewayError =>
-  new GatewayError({
+/** A 429 as the client throws it: a RateLimitError carrying the answer's Retry-After. */
+const limited = (ms: number): RateLimitError =>
+  new RateLimitError({
     status: 429,
     code: 'rate_limit_exceeded',
     message: 'rate limit exceeded',
@@ -95,6 +96,31 @@ describe('batch polls through the model lane (fake clock)', () => {
     // Never two polls closer than the Retry-After.
     for (let i = 1; i < at.length; i++)
       expect((at[i] as number) - (at[i - 1] as number)).toBeGreaterThanOrEqual(500);
+  });
+
+  it("a download opening answered 429 pauses its model's lane and is run again after the Retry-After", async () => {
+    const limits = new Limits(8);
+    const lane = laneHooks(limits, 'clip');
+    const signal = new AbortController().signal;
+    const at: number[] = [];
+    const p = throughLane(lane, signal, () => {
+      at.push(Date.now());
+      return at.length === 1 ? Promise.reject(limited(2000)) : Promise.resolve('saved');
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(limits.canSend('clip')).toBe(false);
+    expect(limits.limitOf('clip')).toBe(4);
+    await vi.advanceTimersByTimeAsync(2000);
+    await expect(p).resolves.toBe('saved');
+    expect(at).toEqual([0, 2000]);
+  });
+
+  it('the client makes every 429 answer a RateLimitError, and only those are rate limits', () => {
+    const body = JSON.stringify({ error: { code: 'rate_limit_exceeded', message: 'slow down' } });
+    expect(isRateLimited(errorFromBody(429, body, 'req-1'))).toBe(true);
+    expect(isRateLimited(errorFromBody(503, body, 'req-1'))).toBe(false);
+    expect(isRateLimited(new GatewayError({ status: 404, code: 'not_found', message: 'x' }))).toBe(false);
+    expect(isRateLimited(new Error('429'))).toBe(false);
   });
 
   it('a poll error other than 429 is not retried by the lane', async () => {
