@@ -8,7 +8,7 @@ import { UsageError } from '../core/errors.js';
 import { LatencyHistogram } from './histogram.js';
 import { METRICS, type Metric, type Second } from './recorder.js';
 import { kneeIndex } from './knee.js';
-import { figures } from './report.js';
+import { figures, videoFigures, type VideoFacts } from './report.js';
 import { parseExpr } from './expr.js';
 import { check } from './slo.js';
 import {
@@ -136,15 +136,12 @@ function mergeVideo(parts: VideoFigures[]): VideoFigures {
   const sum = (f: (v: VideoFigures) => number): number => parts.reduce((a, v) => a + f(v), 0);
   const states: Record<string, number> = {};
   for (const p of parts) addCounts(states, p.states);
-  const summaries = {} as Record<VideoMetric, VideoFigures['download_mb_per_s']>;
-  const histograms = {} as Record<VideoMetric, string>;
+  const hist = {} as Record<VideoMetric, LatencyHistogram>;
   for (const m of VIDEO_METRICS) {
-    const h = new LatencyHistogram();
-    for (const p of parts) h.add(LatencyHistogram.decode(p.histograms[m] ?? ''));
-    summaries[m] = h.summary();
-    histograms[m] = h.encode();
+    hist[m] = new LatencyHistogram();
+    for (const p of parts) hist[m].add(LatencyHistogram.decode(p.histograms[m] ?? ''));
   }
-  return {
+  const facts: VideoFacts = {
     model: first.model,
     seconds: first.seconds,
     resolution: first.resolution,
@@ -163,15 +160,8 @@ function mergeVideo(parts: VideoFigures[]): VideoFigures {
       stopped_by_budget: parts.some((v) => v.spend.stopped_by_budget),
     },
     poll_interval_ms: Math.max(...parts.map((v) => v.poll_interval_ms)),
-    latency_ms: {
-      create: summaries.create,
-      queue_wait: summaries.queue_wait,
-      completion: summaries.completion,
-      download: summaries.download,
-    },
-    download_mb_per_s: summaries.download_mbps,
-    histograms,
   };
+  return videoFigures(facts, hist);
 }
 
 /** Why two steps are not parts of the same test (video against text, another model or price), if they are not. */

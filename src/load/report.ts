@@ -2,7 +2,13 @@
 import type { Expr } from './expr.js';
 import { LatencyHistogram, type Summary } from './histogram.js';
 import { METRICS, type Metric, type Recorder } from './recorder.js';
-import type { RunReport, StepReport } from './schema.js';
+import {
+  VIDEO_METRICS,
+  type RunReport,
+  type StepReport,
+  type VideoFigures,
+  type VideoMetric,
+} from './schema.js';
 import { check, type StepFigures } from './slo.js';
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -11,6 +17,36 @@ const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 const BEHIND_SHARE = 0.01;
 /** A single start this late also makes it say so. */
 const BEHIND_MAX_MS = 1000;
+
+/** What a step's video figures say besides their distributions: counts, states, ids, bytes, spend. */
+export type VideoFacts = Omit<VideoFigures, 'latency_ms' | 'download_mb_per_s' | 'histograms'>;
+
+/**
+ * The `video` object of a step of `gw load --api video` (one run's, or several merged): the facts as given, every
+ * distribution summarised from its histogram, and the histograms themselves.
+ */
+export function videoFigures(
+  facts: VideoFacts,
+  hist: Readonly<Record<VideoMetric, LatencyHistogram>>,
+): VideoFigures {
+  const summaries = {} as Record<VideoMetric, Summary>;
+  const histograms = {} as Record<VideoMetric, string>;
+  for (const m of VIDEO_METRICS) {
+    summaries[m] = hist[m].summary();
+    histograms[m] = hist[m].encode();
+  }
+  return {
+    ...facts,
+    latency_ms: {
+      create: summaries.create,
+      queue_wait: summaries.queue_wait,
+      completion: summaries.completion,
+      download: summaries.download,
+    },
+    download_mb_per_s: summaries.download_mbps,
+    histograms,
+  };
+}
 
 /** The report of one step. */
 export function stepReport(

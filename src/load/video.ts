@@ -15,12 +15,12 @@ import { UsageError } from '../core/errors.js';
 import { estimateRequest, parseBudget, type Currency } from '../contract/estimate.js';
 import { isVideoSuccess, minVideoSecondsFor } from '../contract/video.js';
 import type { Outcome } from './exchange.js';
-import { LatencyHistogram, type Summary } from './histogram.js';
+import { LatencyHistogram } from './histogram.js';
 import { int, type LoadFlags } from './options.js';
 import { Recorder } from './recorder.js';
-import { stepReport } from './report.js';
+import { stepReport, videoFigures } from './report.js';
 import { readPrompts } from './workload.js';
-import { SCHEMA, VIDEO_METRICS, type RunReport, type VideoFigures, type VideoMetric } from './schema.js';
+import { SCHEMA, VIDEO_METRICS, type RunReport, type VideoMetric } from './schema.js';
 
 /** Defaults of the video mode. */
 export const VIDEO_DEFAULTS = { concurrency: 2, requests: 4, pollMs: 500, timeoutMs: 30 * 60_000 };
@@ -303,41 +303,29 @@ export async function runVideoLoad(ctx: Context, flags: LoadFlags): Promise<numb
     { label: `concurrency=${spec.concurrency}`, mode: 'closed', concurrency: spec.concurrency },
     undefined,
   );
-  const summaries = {} as Record<VideoMetric, Summary>;
-  const histograms = {} as Record<VideoMetric, string>;
-  for (const m of VIDEO_METRICS) {
-    summaries[m] = hist[m].summary();
-    histograms[m] = hist[m].encode();
-  }
-  const video: VideoFigures = {
-    model: spec.model,
-    seconds: spec.seconds,
-    resolution: spec.resolution,
-    created,
-    completed: step.ok,
-    failed: states.get('failed') ?? 0,
-    cancelled: states.get('cancelled') ?? 0,
-    states: Object.fromEntries(states),
-    ids,
-    download_bytes: bytes,
-    spend: {
-      currency: spec.price.currency,
-      estimated: Math.round(spent * 100) / 100,
-      unit_price: spec.price.amount,
-      budget: spec.budget.amount,
-      stopped_by_budget: budgetStop,
+  step.video = videoFigures(
+    {
+      model: spec.model,
+      seconds: spec.seconds,
+      resolution: spec.resolution,
+      created,
+      completed: step.ok,
+      failed: states.get('failed') ?? 0,
+      cancelled: states.get('cancelled') ?? 0,
+      states: Object.fromEntries(states),
+      ids,
+      download_bytes: bytes,
+      spend: {
+        currency: spec.price.currency,
+        estimated: Math.round(spent * 100) / 100,
+        unit_price: spec.price.amount,
+        budget: spec.budget.amount,
+        stopped_by_budget: budgetStop,
+      },
+      poll_interval_ms: spec.pollMs,
     },
-    poll_interval_ms: spec.pollMs,
-    latency_ms: {
-      create: summaries.create,
-      queue_wait: summaries.queue_wait,
-      completion: summaries.completion,
-      download: summaries.download,
-    },
-    download_mb_per_s: summaries.download_mbps,
-    histograms,
-  };
-  step.video = video;
+    hist,
+  );
   const settings = ctx.settings();
   const report: RunReport = {
     schema: SCHEMA,
