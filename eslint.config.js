@@ -42,8 +42,9 @@ export default tseslint.config(
   ...layer('src/ui/**/*.ts', [...APP, 'sim', 'cli']),
   ...layer('src/sim/**/*.ts', [...APP, 'ui', 'core', 'client', 'cli']),
   ...layer('src/index.ts', [...APP, 'ui', 'core', 'sim', 'cli']),
-  // HTML reports: rendered from the commands' JSON documents; they never talk to the gateway or the commands.
-  ...layer('src/report/**/*.ts', ['client', 'commands', 'batch', 'load', 'sim', 'cli']),
+  // HTML reports: rendered from the commands' JSON documents; they never talk to the gateway or the commands. They
+  // name those documents by the features' own types (type-only imports: erased, so no runtime cycle).
+  ...layer('src/report/**/*.ts', ['client', 'commands', 'sim', 'cli'], ['probe', 'batch', 'load']),
   // The feature folders may import one another and everything below, never the CLI entry or the library entry.
   ...layer('src/{commands,probe,batch,load}/**/*.ts', ['cli']),
   {
@@ -67,17 +68,27 @@ export default tseslint.config(
 
 /**
  * One layer's rules: files matching `files` may not import the `banned` top-level folders of src/ (or src/cli.ts),
- * neither statically (`no-restricted-imports`) nor dynamically (`no-restricted-syntax` on `import('…')`, which
- * `no-restricted-imports` does not see). A banned folder is reached by climbing out of the layer (`../core/x.js`,
+ * neither statically (`@typescript-eslint/no-restricted-imports`, the base rule that also tells type-only imports
+ * apart) nor dynamically (`no-restricted-syntax` on `import('…')`, which `no-restricted-imports` does not see); from the `typesOnly` folders they may import types only (`import type`,
+ * which TypeScript erases). A banned folder is reached by climbing out of the layer (`../core/x.js`,
  * `../../core/x.js`), so a sibling file of the same name (`./load.js` in report/) is not mistaken for it.
  * `no-restricted-syntax` options replace earlier ones for the same files, so the zod rule is repeated here.
  */
-function layer(files, banned) {
+function layer(files, banned, typesOnly = []) {
   const message = (name) => `layer rule: ${files} may not import src/${name} (see docs/architecture.md)`;
+  const typesMessage = (name) =>
+    `layer rule: ${files} may import only types from src/${name} (\`import type\`; see docs/architecture.md)`;
   const path = (name, slash) => `^(\\.\\.${slash})+${name}(${slash}|\\.js$|$)`;
-  const imports = banned.map((name) => ({ regex: path(name, '/'), message: message(name) }));
+  const imports = [
+    ...banned.map((name) => ({ regex: path(name, '/'), message: message(name) })),
+    ...typesOnly.map((name) => ({
+      regex: path(name, '/'),
+      message: typesMessage(name),
+      allowTypeImports: true,
+    })),
+  ];
   // esquery regexes cannot hold a slash: \x2F stands for '/'.
-  const dynamic = banned.flatMap((name) => {
+  const dynamic = [...banned, ...typesOnly].flatMap((name) => {
     const re = `/${path(name, '\\x2F')}/`;
     return [
       { selector: `ImportExpression > Literal.source[value=${re}]`, message: message(name) },
@@ -91,7 +102,7 @@ function layer(files, banned) {
     {
       files: [files],
       rules: {
-        'no-restricted-imports': ['error', { patterns: imports }],
+        '@typescript-eslint/no-restricted-imports': ['error', { patterns: imports }],
         'no-restricted-syntax': ['error', ZOD_NAMESPACE, ...dynamic],
       },
     },

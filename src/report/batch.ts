@@ -12,37 +12,8 @@ import {
   type TimelineRow,
 } from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
-
-/** The `gw batch status --json` document (the fields the report reads). */
-export interface BatchDoc {
-  dir: string;
-  runs: { at: string; input: string; command: string }[];
-  counts: {
-    total: number;
-    succeeded: number;
-    failed: number;
-    in_doubt: number;
-    running: number;
-    sending: number;
-  };
-  spend: {
-    estimated: Partial<Record<string, number>>;
-    implied_by_usage: Partial<Record<string, number>>;
-  };
-  spend_over_time: ({ at: string } & Partial<Record<string, number | string>>)[];
-  failures_by_code: Record<string, number>;
-  in_doubt: string[];
-  items: {
-    custom_id: string;
-    status: string;
-    events: [string, number][];
-    error_code?: string;
-    model?: string;
-  }[];
-  finished: boolean;
-  /** Budgets of the run, per currency (drawn as a line over the spend), when the document carries them. */
-  budgets?: Partial<Record<string, number>>;
-}
+import type { StatusDoc } from '../batch/status.js';
+import type { Currency } from '../contract/estimate.js';
 
 const STATES: StateStyle[] = [
   { id: 'done', label: 'succeeded', tone: 2, pattern: 'solid' },
@@ -65,7 +36,7 @@ export function stateOfEvent(event: string): string | undefined {
 
 /** Counts per state at `samples` instants from the first event to the last. */
 export function itemsOverTime(
-  items: BatchDoc['items'],
+  items: StatusDoc['items'],
   samples = 200,
 ): { x: number; counts: Record<string, number> }[] {
   const changes: { t: number; from: string | undefined; to: string | undefined }[] = [];
@@ -103,7 +74,7 @@ const STATUS_WORD: Record<string, string> = { done: 'succeeded', doubt: 'in doub
 /** Small batches also get one bar per item. */
 const MAX_ITEM_ROWS = 30;
 
-function itemRows(items: BatchDoc['items']): TimelineRow[] {
+function itemRows(items: StatusDoc['items']): TimelineRow[] {
   return items.slice(0, MAX_ITEM_ROWS).map((it) => {
     const ev = [...it.events].sort((a, b) => a[1] - b[1]);
     const segs: TimelineRow['segments'][number][] = [];
@@ -129,7 +100,7 @@ function money(m: Partial<Record<string, number>>): string {
 }
 
 /** The report's HTML. */
-export function batchHtml(b: BatchDoc, meta: ReportMeta): string {
+export function batchHtml(b: StatusDoc, meta: ReportMeta): string {
   const c = b.counts;
   const verdict =
     c.failed > 0 || c.in_doubt > 0
@@ -170,18 +141,24 @@ export function batchHtml(b: BatchDoc, meta: ReportMeta): string {
         })
       : '';
 
+  // Every key of a spend point but `at` is a currency.
   const currencies = [
     ...new Set(
-      b.spend_over_time.flatMap((p) => Object.keys(p).filter((k) => k !== 'at' && typeof p[k] === 'number')),
+      b.spend_over_time.flatMap((p) =>
+        Object.entries(p)
+          .filter((e): e is [Currency, number] => e[0] !== 'at' && typeof e[1] === 'number')
+          .map(([cur]) => cur),
+      ),
     ),
   ];
   const spendSeries: LineSeries[] = currencies.map((cur) => ({
     name: cur,
     step: true,
     markers: 'sparse',
-    points: b.spend_over_time
-      .filter((p) => typeof p[cur] === 'number')
-      .map((p) => [Date.parse(p.at), p[cur] as number] as const),
+    points: b.spend_over_time.flatMap((p) => {
+      const amount = p[cur];
+      return amount !== undefined ? [[Date.parse(p.at), amount] as const] : [];
+    }),
     endLabel: `${cur} ${(b.spend.estimated[cur] ?? 0).toFixed(2)}`,
   }));
   const spend =
@@ -194,7 +171,10 @@ export function batchHtml(b: BatchDoc, meta: ReportMeta): string {
           y: { label: currencies.length === 1 ? `spend (${currencies[0] as string})` : 'spend' },
           series: spendSeries,
           yRules: Object.entries(b.budgets ?? {})
-            .filter((e): e is [string, number] => typeof e[1] === 'number' && currencies.includes(e[0]))
+            .filter(
+              (e): e is [Currency, number] =>
+                typeof e[1] === 'number' && currencies.some((cur) => cur === e[0]),
+            )
             .map(([cur, v]) => ({ value: v, label: `budget ${cur} ${v.toFixed(2)}` })),
         })
       : '';

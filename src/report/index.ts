@@ -8,9 +8,9 @@ import { writeReportFile } from './output.js';
 
 export { checkReportPath } from './output.js';
 export { probeHtml, type ProbeDoc } from './probe.js';
-export { loadHtml, type LoadDoc } from './load.js';
+export { loadHtml } from './load.js';
 export { historyHtml, type HistoryDoc } from './history.js';
-export { batchHtml, type BatchDoc } from './batch.js';
+export { batchHtml } from './batch.js';
 export { REPORT_CSP, safeUrl, type ReportMeta } from './page.js';
 
 /** The part of a commander Command this module reads (its name and its ancestors, the root's version). */

@@ -8,65 +8,7 @@ import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
 import { barChart, histogram, lineChart, type Bin, type LineSeries, type Mark, type Rule } from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import { esc, ms, num, pct } from './svg.js';
-
-interface Summary {
-  count: number;
-  mean: number;
-  p50: number;
-  p90: number;
-  p95: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
-
-/** One step of `gw load --json` (the fields the report reads). */
-export interface LoadStep {
-  label: string;
-  mode: 'closed' | 'open';
-  concurrency?: number;
-  rate?: number;
-  duration_s: number;
-  requests: number;
-  ok: number;
-  errors: number;
-  error_rate: number;
-  errors_by_code: Record<string, number>;
-  requests_per_s: number;
-  goodput_per_s: number;
-  output_tokens_per_s: number;
-  schedule?: { behind: boolean; lag_p99_ms: number };
-  latency_ms: Partial<Record<string, Summary>>;
-  cdf_ms: Partial<Record<string, [number, number][]>>;
-  histograms: Partial<Record<string, string>>;
-  timeline: { t: number; done: number; ok: number; errors: number; output_tokens: number }[];
-  slo?: { pass: boolean; checks: { term: string; actual: number | null; pass: boolean }[] };
-}
-
-/** The `gw load --json` document (schema gw.load.v1; the fields the report reads). */
-export interface LoadDoc {
-  created_at: string;
-  target: string;
-  machines: number;
-  interrupted: boolean;
-  stopped: string | null;
-  warnings: string[];
-  steps: LoadStep[];
-  sweep: {
-    parameter: 'concurrency' | 'rate';
-    points: {
-      value: number;
-      throughput_rps: number;
-      latency_p50_ms: number;
-      latency_p95_ms: number;
-      ttft_p95_ms: number;
-      error_rate: number;
-    }[];
-    knee: { index: number; value: number } | null;
-    best_within_slo: { index: number; value: number } | null;
-  } | null;
-  slo: { expr: string; pass: boolean } | null;
-}
+import type { RunReport, StepReport } from '../load/schema.js';
 
 const METRIC_NAME: Record<string, string> = {
   e2e: 'end-to-end',
@@ -128,12 +70,12 @@ export function binsOf(encoded: string, count = 40): { bins: Bin[]; clippedAbove
   return { bins, clippedAbove: Math.round(clipped * 10) / 10 };
 }
 
-function stepName(s: LoadStep): string {
+function stepName(s: StepReport): string {
   return s.label || shortName(s);
 }
 
 /** `c=8`, `20/s`: a step's name where space is short. */
-function shortName(s: LoadStep): string {
+function shortName(s: StepReport): string {
   return s.concurrency !== undefined
     ? `c=${s.concurrency}`
     : s.rate !== undefined
@@ -142,7 +84,7 @@ function shortName(s: LoadStep): string {
 }
 
 /** The report's HTML. */
-export function loadHtml(r: LoadDoc, meta: ReportMeta): string {
+export function loadHtml(r: RunReport, meta: ReportMeta): string {
   const steps = r.steps;
   const last = steps[steps.length - 1];
   const sloTerms = r.slo ? latencyTerms(r.slo.expr) : [];

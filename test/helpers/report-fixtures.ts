@@ -3,9 +3,9 @@
  * --json`, for the report renderers' tests and screenshots (seeded pseudo-random numbers, fixed clock).
  */
 import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
-import type { BatchDoc } from '../../src/report/batch.js';
+import type { StatusDoc } from '../../src/batch/status.js';
+import type { RunReport, StepReport } from '../../src/load/schema.js';
 import type { HistoryDoc } from '../../src/report/history.js';
-import type { LoadDoc, LoadStep } from '../../src/report/load.js';
 
 /** A seeded generator of numbers in [0, 1). */
 export function rng(seed: number): () => number {
@@ -68,13 +68,15 @@ function hist(): Hist {
 }
 
 /** One load step of `requests` requests at `concurrency`, its latency growing past `capacity`. */
-function loadStep(r: () => number, requests: number, concurrency: number, capacity: number): LoadStep {
+function loadStep(r: () => number, requests: number, concurrency: number, capacity: number): StepReport {
   const load = concurrency / capacity;
   const queue = load > 1 ? load : 1;
   const e2e = hist();
   const ttft = hist();
   const itl = hist();
   const tpot = hist();
+  const e2eFailed = hist();
+  const lag = hist();
   const perSecond = Math.min(concurrency, capacity) * 2.2;
   const seconds = Math.max(1, Math.ceil(requests / perSecond));
   const timeline = Array.from({ length: seconds }, (_, t) => ({
@@ -92,6 +94,7 @@ function loadStep(r: () => number, requests: number, concurrency: number, capaci
     const fail = r() < (load > 1.5 ? 0.03 : 0.004);
     if (fail) {
       sec.errors++;
+      e2eFailed.record(900 * queue); // a fixed value: the seeded sequence stays what the other figures drew
       const code = r() < 0.7 ? 'rate_limit_exceeded' : 'upstream_timeout';
       codes[code] = (codes[code] ?? 0) + 1;
       continue;
@@ -111,6 +114,10 @@ function loadStep(r: () => number, requests: number, concurrency: number, capaci
     tpot.record((gap * 8) / 64);
   }
   const duration = seconds;
+  const perSec = (n: number): number => Math.round((n / duration) * 100) / 100;
+  const statuses: Record<string, number> = { '200': ok };
+  if (codes.rate_limit_exceeded) statuses['429'] = codes.rate_limit_exceeded;
+  if (codes.upstream_timeout) statuses['504'] = codes.upstream_timeout;
   return {
     label: `concurrency=${concurrency}`,
     mode: 'closed',
@@ -119,29 +126,51 @@ function loadStep(r: () => number, requests: number, concurrency: number, capaci
     requests,
     ok,
     errors: requests - ok,
+    cancelled: 0,
     error_rate: Math.round(((requests - ok) / requests) * 1e4) / 1e4,
     errors_by_code: codes,
-    requests_per_s: Math.round((requests / duration) * 100) / 100,
-    goodput_per_s: Math.round((ok / duration) * 100) / 100,
-    output_tokens_per_s: Math.round(((ok * 64) / duration) * 100) / 100,
-    latency_ms: { e2e: e2e.summary(), ttft: ttft.summary(), itl: itl.summary(), tpot: tpot.summary() },
+    statuses,
+    apis: { chat: { requests, ok, errors: requests - ok } },
+    requests_per_s: perSec(requests),
+    ok_per_s: perSec(ok),
+    good: ok,
+    goodput_per_s: perSec(ok),
+    output_tokens: ok * 64,
+    output_tokens_per_s: perSec(ok * 64),
+    usage_missing: 0,
+    schedule: { late: 0, late_share: 0, lag_p99_ms: 0, lag_max_ms: 0, behind: false },
+    latency_ms: {
+      e2e: e2e.summary(),
+      ttft: ttft.summary(),
+      itl: itl.summary(),
+      tpot: tpot.summary(),
+      e2e_failed: e2eFailed.summary(),
+      lag: lag.summary(),
+    },
     cdf_ms: { e2e: e2e.cdf(), ttft: ttft.cdf(), itl: itl.cdf(), tpot: tpot.cdf() },
-    histograms: { e2e: e2e.encode(), ttft: ttft.encode(), itl: itl.encode(), tpot: tpot.encode() },
+    histograms: {
+      e2e: e2e.encode(),
+      ttft: ttft.encode(),
+      itl: itl.encode(),
+      tpot: tpot.encode(),
+      e2e_failed: e2eFailed.encode(),
+      lag: lag.encode(),
+    },
     timeline,
   };
 }
 
 /** A `gw load` run: one step of `requests`, or a sweep over concurrencies. */
-export function loadFixture(o: { requests?: number; sweep?: number[]; slo?: string } = {}): LoadDoc {
+export function loadFixture(o: { requests?: number; sweep?: number[]; slo?: string } = {}): RunReport {
   const r = rng(7);
   const values = o.sweep ?? [16];
   const steps = values.map((c) => loadStep(r, o.requests ?? 2000, c, 16));
   const points = steps.map((s, i) => ({
     value: values[i] as number,
     throughput_rps: s.goodput_per_s,
-    latency_p50_ms: s.latency_ms.e2e!.p50,
-    latency_p95_ms: s.latency_ms.e2e!.p95,
-    ttft_p95_ms: s.latency_ms.ttft!.p95,
+    latency_p50_ms: s.latency_ms.e2e.p50,
+    latency_p95_ms: s.latency_ms.e2e.p95,
+    ttft_p95_ms: s.latency_ms.ttft.p95,
     error_rate: s.error_rate,
   }));
   let knee: { index: number; value: number } | null = null;
@@ -154,9 +183,12 @@ export function loadFixture(o: { requests?: number; sweep?: number[]; slo?: stri
     }
   });
   return {
+    schema: 'gw.load.v1',
     created_at: new Date(T0).toISOString(),
+    gw_version: '0.1.0',
     target: 'https://gateway.example.com',
     machines: 1,
+    config: { model: 'chat-3.7-plus', api: 'chat', mode: 'closed' },
     interrupted: false,
     stopped: null,
     warnings: [],
@@ -244,10 +276,10 @@ export function historyFixture(hours = 6): HistoryDoc {
 }
 
 /** `gw batch status` of `items` items (videos), a few failed and one in doubt, with estimated spend. */
-export function batchFixture(items = 24): BatchDoc {
+export function batchFixture(items = 24): StatusDoc {
   const r = rng(5);
-  const docItems: BatchDoc['items'] = [];
-  const spend: BatchDoc['spend_over_time'] = [];
+  const docItems: StatusDoc['items'] = [];
+  const spend: StatusDoc['spend_over_time'] = [];
   let total = 0;
   const counts = { total: items, succeeded: 0, failed: 0, in_doubt: 0, running: 0, sending: 0 };
   const failures: Record<string, number> = {};

@@ -20,7 +20,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   ui: ['core', 'client', 'contract'],
   sim: ['contract'],
   index: ['client', 'contract'],
-  // HTML reports are drawn from JSON documents: the probe's report types only (below), never the client.
+  // HTML reports are drawn from JSON documents: the types of the probe, batch and load documents only (below).
   report: ['core', 'contract'],
   commands: [...APP, ...BELOW_APP],
   probe: [...APP, ...BELOW_APP],
@@ -29,10 +29,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: [...APP, ...BELOW_APP],
 };
 
-/** Narrow exceptions: the commands that start the simulator, and the report's view of the probe's types. */
+/** The features whose document types the reports may import (`import type` only: erased, no runtime cycle). */
+const REPORTED = ['probe', 'batch', 'load'];
+
+/** Narrow exceptions: the commands that start the simulator, and the reports' view of the documents' types. */
 function excepted(from: string, layer: string, target: string, typeOnly: boolean): boolean {
   if (target === 'sim') return from === 'commands/sim.run.ts' || from === 'probe/sim.ts';
-  return layer === 'report' && target === 'probe' && typeOnly;
+  return layer === 'report' && REPORTED.includes(target) && typeOnly;
 }
 
 interface Import {
@@ -131,6 +134,9 @@ describe('layers of src/ (docs/architecture.md)', () => {
       ['sim/routes/e.ts', "type T = import('../../core/errors.js').GwError;"],
       ['index.ts', "export { main } from './cli.js';"],
       ['report/f.ts', "import { run } from '../probe/runner.js';"],
+      ['report/f2.ts', "import { batchStatus } from '../batch/status.js';"],
+      ['report/f3.ts', "export async function f() { return import('../load/schema.js'); }"],
+      ['report/f4.ts', "import type { GatewayClient } from '../client/gateway-client.js';"],
       ['commands/g.ts', "import '../sim/server.js';"],
       ['ui/h.ts', 'const m = await import(name);'],
       ['newfolder/i.ts', ''],
@@ -146,6 +152,10 @@ describe('layers of src/ (docs/architecture.md)', () => {
       ['core/b.ts', "import { GatewayError } from '../client/errors.js';"],
       ['sim/routes/c.ts', "import { x } from '../server.js';\nimport { y } from '../../contract/beta.js';"],
       ['report/d.ts', "import type { ProbeReport } from '../probe/runner.js';\nimport('./load.js');"],
+      [
+        'report/d2.ts',
+        "import type { StatusDoc } from '../batch/status.js';\nimport type { RunReport } from '../load/schema.js';",
+      ],
       ['probe/sim.ts', "const m = await import('../sim/server.js');"],
       ['commands/e.ts', "import { run } from '../batch/run.js';\nimport { y } from '../core/x.js';"],
     ]);
