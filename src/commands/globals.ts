@@ -8,7 +8,7 @@
  * `gw video wait <id> --timeout 1m` is the wait's limit and `gw --timeout 10s video wait <id>` the request
  * timeout (which a wait without its own --timeout also takes as its limit).
  */
-import { Help, Option, type Command } from 'commander';
+import { CommanderError, Help, Option, type Command } from 'commander';
 import type { GlobalOptions } from './context.js';
 
 /** The hidden copies of the root's flags that the commands below it carry. */
@@ -16,7 +16,7 @@ const copies = new WeakSet<Option>();
 
 /** Makes the root's flags work after every command name, without taking a verb's flag of the same name. */
 export function shareGlobals(root: Command): void {
-  const globals = root.options.filter((o) => o.long !== '--version');
+  const globals = root.options;
   root.enablePositionalOptions();
   root.configureHelp({ subcommandTerm });
   const visit = (cmd: Command): void => {
@@ -28,10 +28,21 @@ export function shareGlobals(root: Command): void {
       const copy = new Option(g.flags, g.description).hideHelp();
       copies.add(copy);
       cmd.addOption(copy);
+      // `gw models --version` prints the version and stops, as the root's own flag does.
+      if (g.long === '--version') cmd.on('option:version', () => printVersion(root));
     }
     for (const sub of cmd.commands) visit(sub);
   };
   for (const sub of root.commands) visit(sub);
+}
+
+/** What commander does for the root's `--version` (main() sets exitOverride, so it ends with this error). */
+function printVersion(root: Command): never {
+  const version = root.version() ?? '';
+  const output = root.configureOutput();
+  if (output.writeOut !== undefined) output.writeOut(`${version}\n`);
+  else process.stdout.write(`${version}\n`);
+  throw new CommanderError(0, 'commander.version', version);
 }
 
 /** A subcommand's term in its parent's help: `[options]` only when it has options beyond the hidden copies. */

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { buildProgram } from '../../../src/cli.js';
+import { buildProgram, main, VERSION } from '../../../src/cli.js';
 import { createRuntime, type Context, type GlobalOptions } from '../../../src/commands/context.js';
 import { declared, parseFlags } from '../../../src/commands/verb.js';
 import { isolatedDirs } from '../../helpers/gw.js';
@@ -132,4 +132,24 @@ describe('gw load and its merge/compare: a flag both declare goes to the one wri
     const m = await parsed(['load', 'merge', 'a.json', 'b.json', '--out', 'all.json']);
     expect(m.flags.out).toBe('all.json');
   });
+});
+
+describe('--version after a command name', () => {
+  it.each([[['models', '--version']], [['video', 'wait', 'video_1', '-V']]])(
+    '%j prints the version and exits 0, as before the command name',
+    async (argv) => {
+      let out = '';
+      const stdout = new PassThrough();
+      stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+      const code = await main(argv, {
+        stdout,
+        stderr: new PassThrough(),
+        stdin: Readable.from([]),
+        env: { NO_COLOR: '1', ...isolatedDirs() },
+        signal: new AbortController().signal,
+      });
+      expect(code).toBe(0);
+      expect(out).toBe(`${VERSION}\n`);
+    },
+  );
 });
