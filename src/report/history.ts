@@ -12,26 +12,7 @@ import {
 } from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import { ms, niceDomain, pct } from './svg.js';
-
-/** The `gw probe history --json` document (the fields the report reads). */
-export interface HistoryDoc {
-  generatedAt: string;
-  since: string | null;
-  filters: { check?: string; model?: string };
-  runs: { at: string; durationMs: number; ok: boolean; passed: number; failed: number; warned: number }[];
-  series: {
-    check: string;
-    model: string;
-    runs: number;
-    uptime: Record<string, number | null>;
-    latencyMs: { p50: number; p90: number; p99: number; max: number } | null;
-    ttftMs?: { p50: number; p90: number; p99: number; max: number } | null;
-    last: { at: string; status: string; error?: string; class?: string };
-    failingFor: number;
-    points: [number, string, number | null][];
-  }[];
-  changes: { kind: string; check: string; model: string; detail: string }[];
-}
+import type { HistoryView } from '../probe/history-view.js';
 
 const STATES: StateStyle[] = [
   { id: 'pass', label: 'passed', tone: 2, pattern: 'solid' },
@@ -71,7 +52,7 @@ function segments(points: readonly [number, string, number | null][]): TimelineR
 }
 
 /** The report's HTML. */
-export function historyHtml(h: HistoryDoc, meta: ReportMeta): string {
+export function historyHtml(h: HistoryView, meta: ReportMeta): string {
   const lastRun = h.runs[h.runs.length - 1];
   const failingNow = h.series.filter((s) => s.last.status === 'fail');
   const verdict =
@@ -132,7 +113,7 @@ export function historyHtml(h: HistoryDoc, meta: ReportMeta): string {
   const yMax = niceDomain(0, allY.length ? Math.max(...allY) : 1)[1];
   const latency = lines
     .map((l, i) => {
-      const s = busiest[i] as HistoryDoc['series'][number];
+      const s = busiest[i] as HistoryView['series'][number];
       return lineChart({
         id: `history-latency-${i}`,
         title: l.name,

@@ -9,7 +9,7 @@ import { writeReportFile } from './output.js';
 export { checkReportPath } from './output.js';
 export { probeHtml, type ProbeDoc } from './probe.js';
 export { loadHtml } from './load.js';
-export { historyHtml, type HistoryDoc } from './history.js';
+export { historyHtml } from './history.js';
 export { batchHtml } from './batch.js';
 export { REPORT_CSP, safeUrl, type ReportMeta } from './page.js';
 

@@ -5,7 +5,7 @@
 import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
 import type { StatusDoc } from '../../src/batch/status.js';
 import type { RunReport, StepReport } from '../../src/load/schema.js';
-import type { HistoryDoc } from '../../src/report/history.js';
+import type { HistoryView } from '../../src/probe/history-view.js';
 
 /** A seeded generator of numbers in [0, 1). */
 export function rng(seed: number): () => number {
@@ -199,7 +199,7 @@ export function loadFixture(o: { requests?: number; sweep?: number[]; slo?: stri
 }
 
 /** `gw probe history` over `hours` of runs every 5 minutes, with an outage of chat-stream and a new model. */
-export function historyFixture(hours = 6): HistoryDoc {
+export function historyFixture(hours = 6): HistoryView {
   const r = rng(11);
   const every = 5 * 60_000;
   const n = (hours * 3_600_000) / every;
@@ -211,7 +211,7 @@ export function historyFixture(hours = 6): HistoryDoc {
     ['messages', 'chat-3.7-plus'],
     ['embeddings', 'text-embedding-v4'],
   ];
-  const series: HistoryDoc['series'] = checks.map(([check, model]) => {
+  const series: HistoryView['series'] = checks.map(([check, model]) => {
     const points: [number, string, number | null][] = [];
     for (let i = 0; i < n; i++) {
       const t = T0 + i * every;
@@ -258,20 +258,20 @@ export function historyFixture(hours = 6): HistoryDoc {
     failed: series.filter((s) => s.points[i]?.[1] === 'fail').length,
     warned: series.filter((s) => s.points[i]?.[1] === 'warn').length,
   }));
+  const appeared: HistoryView['changes'][number] = {
+    kind: 'appeared',
+    check: 'embeddings',
+    model: 'text-embedding-v4',
+    detail: 'text-embedding-v4 is listed now',
+  };
   return {
     generatedAt: new Date(T0 + hours * 3_600_000).toISOString(),
     since: new Date(T0).toISOString(),
     filters: {},
     runs,
     series,
-    changes: [
-      {
-        kind: 'appeared',
-        check: 'embeddings',
-        model: 'text-embedding-v4',
-        detail: 'text-embedding-v4 is listed now',
-      },
-    ],
+    changes: [appeared],
+    markers: [{ ...appeared, at: runs[runs.length - 1]?.at ?? new Date(T0).toISOString() }],
   };
 }
 

@@ -117,6 +117,7 @@ describe('probe history report', () => {
         runs: [],
         series: [],
         changes: [],
+        markers: [],
       },
       meta,
     );
