@@ -110,6 +110,8 @@ export class Scheduler<T> {
   }
 
   #pick(): Queued<T> | undefined {
+    // At the global ceiling nothing can start: a release fires the pulse (the common case at full concurrency).
+    if (this.limits.full) return undefined;
     const now = this.now();
     for (let i = 0; i < this.#retries.length; i++) {
       const r = this.#retries[i] as Queued<T>;
@@ -133,6 +135,7 @@ export class Scheduler<T> {
 
   /** Milliseconds until a waiting item's lane or resend time opens (undefined: wait for a slot). */
   #nextOpening(): number | undefined {
+    if (this.limits.full) return undefined;
     let soonest = Infinity;
     const now = this.now();
     for (const q of [...this.#retries, ...this.#fresh]) {

@@ -201,9 +201,11 @@ export class GatewayClient {
   readonly #maxRetries: number;
   readonly #userAgent: string;
   readonly #maxResponseBytes: number;
+  readonly #origin: string;
 
   constructor(o: GatewayClientOptions) {
     this.baseUrl = normalizeBaseUrl(o.baseUrl);
+    this.#origin = new URL(this.baseUrl).origin;
     this.validate = o.validate ?? true;
     this.#token = o.token;
     this.#timeoutMs = o.timeoutMs ?? 60_000;
@@ -226,7 +228,7 @@ export class GatewayClient {
 
   /** The origin (scheme, host, port) of the gateway. */
   get origin(): string {
-    return new URL(this.baseUrl).origin;
+    return this.#origin;
   }
 
   /** Closes the connection pool (only when the client created it). */
@@ -453,11 +455,19 @@ export class GatewayClient {
   #headers(url: string, o: Pick<RequestOptions<unknown>, 'body' | 'form'>): Record<string, string> {
     const h: Record<string, string> = { 'user-agent': this.#userAgent, accept: 'application/json' };
     // The token goes to the gateway's own origin only (a result URL on a CDN never sees it).
-    if (this.#token !== undefined && this.#token.length > 0 && new URL(url).origin === this.origin) {
+    if (this.#token !== undefined && this.#token.length > 0 && this.#sameOrigin(url)) {
       h.authorization = `Bearer ${this.#token}`;
     }
     if (o.body !== undefined && o.form === undefined) h['content-type'] = 'application/json';
     return h;
+  }
+
+  /** True when `url` is on the gateway's origin (most are built from the base URL: no parse needed for those). */
+  #sameOrigin(url: string): boolean {
+    const o = this.#origin;
+    // The origin followed by "/" can only be that origin (not `origin@other`, not a longer port).
+    if (url.startsWith(o) && url.charCodeAt(o.length) === 47) return true;
+    return new URL(url).origin === o;
   }
 
   #mapError(
