@@ -77,9 +77,11 @@ console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (markdown) {
   console.log('\n| figure | gw: median [min–max] | baseline: median [min–max] | ratio | target |');
   console.log('|---|---|---|---|---|');
+  // A `|` inside a cell (the target "|Δ| ≤ 2 ms") would end the cell: escaped.
+  const cell = (s) => String(s).replaceAll('|', '\\|');
   for (const r of rows)
     console.log(
-      `| ${r.figure} | ${r.gw} | ${r.baseline} | ${r.ratio} | ${r.target}${r.ok ? '' : ' (missed)'} |`,
+      `| ${cell(r.figure)} | ${cell(r.gw)} | ${cell(r.baseline)} | ${cell(r.ratio)} | ${cell(r.target)}${r.ok ? '' : ' (missed)'} |`,
     );
 }
 

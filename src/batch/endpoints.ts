@@ -57,6 +57,12 @@ function lazy<T>(load: () => Promise<T>): () => T | Promise<T> {
   return () => mod ?? load().then((m) => (mod = m));
 }
 
+/** Calls `f` with the module, without a turn of the event loop once it is loaded. */
+function withMod<T, R>(mod: () => T | Promise<T>, f: (m: T) => Promise<R>): Promise<R> {
+  const m = mod();
+  return m instanceof Promise ? m.then(f) : f(m);
+}
+
 const chatMod = lazy(() => import('../client/resources/chat.js'));
 const responsesMod = lazy(() => import('../client/resources/responses.js'));
 const messagesMod = lazy(() => import('../client/resources/messages.js'));
@@ -71,37 +77,37 @@ const TABLE: Record<string, Endpoint> = {
     url: '/v1/chat/completions',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.chatCreateParamsSchema, b),
-    send: async (c, b, signal) => (await chatMod()).create(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(chatMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/responses': {
     url: '/v1/responses',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.responseCreateParamsSchema, b),
-    send: async (c, b, signal) => (await responsesMod()).create(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(responsesMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/messages': {
     url: '/v1/messages',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.messageCreateParamsSchema, b),
-    send: async (c, b, signal) => (await messagesMod()).create(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(messagesMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/embeddings': {
     url: '/v1/embeddings',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.embeddingCreateParamsSchema, b),
-    send: async (c, b, signal) => (await embeddingsMod()).create(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(embeddingsMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/images/generations': {
     url: '/v1/images/generations',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.imageGenerateParamsSchema, b),
-    send: async (c, b, signal) => (await imagesMod()).generate(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(imagesMod, (m) => m.generate(c, b as never, { signal })),
   },
   '/v1/images/edits': {
     url: '/v1/images/edits',
     kind: 'sync',
     check: (b) => zodCheck((t) => t.imageEditParamsSchema, b),
-    send: async (c, b, signal) => (await imagesMod()).edit(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(imagesMod, (m) => m.edit(c, b as never, { signal })),
   },
   '/v1/videos': {
     url: '/v1/videos',
@@ -110,7 +116,7 @@ const TABLE: Record<string, Endpoint> = {
       const r = check(videoCreateSchema, b);
       return Promise.resolve(r.ok ? undefined : r.violation);
     },
-    send: async (c, b, signal) => (await videosMod()).create(c, b as never, { signal }),
+    send: (c, b, signal) => withMod(videosMod, (m) => m.create(c, b as never, { signal })),
   },
   '/alpha/v1/videos/image2video': {
     url: '/alpha/v1/videos/image2video',
@@ -119,7 +125,7 @@ const TABLE: Record<string, Endpoint> = {
       const r = check(alphaImage2VideoRequestSchema, b);
       return Promise.resolve(r.ok ? undefined : r.violation);
     },
-    send: async (c, b, signal) => (await alphaMod()).image2video(c, b, { signal }),
+    send: (c, b, signal) => withMod(alphaMod, (m) => m.image2video(c, b, { signal })),
   },
   '/beta/api/v3/contents/generations/tasks': {
     url: '/beta/api/v3/contents/generations/tasks',

@@ -83,6 +83,11 @@ export class Limits {
     return Math.max(0, this.#model(model).pausedUntil - this.now());
   }
 
+  /** True when every slot of the global ceiling is taken (no model can start a request now). */
+  get full(): boolean {
+    return this.#inFlight >= this.ceiling;
+  }
+
   /** True when a request of `model` may start now (a slot is free and its lane is not paused). */
   canSend(model: string): boolean {
     const s = this.#model(model);

@@ -110,6 +110,8 @@ export class Scheduler<T> {
   }
 
   #pick(): Queued<T> | undefined {
+    // At the global ceiling nothing can start: a release fires the pulse (the common case at full concurrency).
+    if (this.limits.full) return undefined;
     const now = this.now();
     for (let i = 0; i < this.#retries.length; i++) {
       const r = this.#retries[i] as Queued<T>;
@@ -133,6 +135,7 @@ export class Scheduler<T> {
 
   /** Milliseconds until a waiting item's lane or resend time opens (undefined: wait for a slot). */
   #nextOpening(): number | undefined {
+    if (this.limits.full) return undefined;
     let soonest = Infinity;
     const now = this.now();
     for (const q of [...this.#retries, ...this.#fresh]) {
@@ -184,30 +187,34 @@ export class Scheduler<T> {
     const ticket = this.limits.take(model);
     q.attempts++;
     this.#inFlight++;
-    void this.hooks
-      .send(q.item, ticket)
-      .then(async (again) => {
-        if (again === undefined) return;
-        if (again.rateLimited) {
-          const accepted = this.limits.acceptedOf(model);
-          // The lane moved since this item's previous refusal (or this is its first): not an attempt.
-          if (q.mark === undefined || accepted !== q.mark) {
-            q.attempts--;
-          }
-          q.mark = accepted;
+    void this.#settle(q, model, ticket);
+  }
+
+  /** Sends one item and decides what follows (one async frame per send: a batch dispatches thousands a second). */
+  async #settle(q: Queued<T>, model: string, ticket: Ticket): Promise<void> {
+    try {
+      const again = await this.hooks.send(q.item, ticket);
+      if (again === undefined) return;
+      if (again.rateLimited) {
+        const accepted = this.limits.acceptedOf(model);
+        // The lane moved since this item's previous refusal (or this is its first): not an attempt.
+        if (q.mark === undefined || accepted !== q.mark) {
+          q.attempts--;
         }
-        if (q.attempts >= this.maxAttempts) {
-          await this.hooks.giveUp(q.item, q.attempts, again);
-          return;
-        }
-        q.notBefore = this.now() + again.waitMs;
-        this.#requeue(q, model);
-      })
-      .catch((e: unknown) => this.hooks.fatal(e))
-      .finally(() => {
-        this.#inFlight--;
-        this.#pulse.fire();
-      });
+        q.mark = accepted;
+      }
+      if (q.attempts >= this.maxAttempts) {
+        await this.hooks.giveUp(q.item, q.attempts, again);
+        return;
+      }
+      q.notBefore = this.now() + again.waitMs;
+      this.#requeue(q, model);
+    } catch (e) {
+      this.hooks.fatal(e);
+    } finally {
+      this.#inFlight--;
+      this.#pulse.fire();
+    }
   }
 
   /** Back into the resends, in input order. */

@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { describeNetworkError, isAbortError } from './network-errors.js';
 import { SseLineTooLongError, decodeSseBatches, type SseEvent } from './sse.js';
+import { deadline } from './deadline.js';
 import { createDispatcher } from './transport.js';
 
 /** One HTTP exchange as reported to `onExchange` (drives `--verbose`). Never carries the token or headers. */
@@ -174,6 +175,8 @@ interface Answer {
   attempt: number;
   started: number;
   timedOut: () => boolean;
+  /** Ends the exchange's timeout (JSON calls: once the answer is read). */
+  dispose: () => void;
 }
 
 /**
@@ -198,9 +201,11 @@ export class GatewayClient {
   readonly #maxRetries: number;
   readonly #userAgent: string;
   readonly #maxResponseBytes: number;
+  readonly #origin: string;
 
   constructor(o: GatewayClientOptions) {
     this.baseUrl = normalizeBaseUrl(o.baseUrl);
+    this.#origin = new URL(this.baseUrl).origin;
     this.validate = o.validate ?? true;
     this.#token = o.token;
     this.#timeoutMs = o.timeoutMs ?? 60_000;
@@ -223,7 +228,7 @@ export class GatewayClient {
 
   /** The origin (scheme, host, port) of the gateway. */
   get origin(): string {
-    return new URL(this.baseUrl).origin;
+    return this.#origin;
   }
 
   /** Closes the connection pool (only when the client created it). */
@@ -243,6 +248,8 @@ export class GatewayClient {
       // An answer cut short (dropped, stalled past the timeout, too large) still names the exchange.
       this.#report(s, a, undefined, e);
       throw this.#mapError(e, s, s.timeoutMs, requestId, a.timedOut());
+    } finally {
+      a.dispose();
     }
     this.#report(s, a, res.statusCode);
     return {
@@ -353,10 +360,10 @@ export class GatewayClient {
     for (let attempt = 0; ; attempt++) {
       const started = this.#now();
       // JSON calls: the timeout bounds the whole answer. Streams and downloads: the wait for headers and each gap.
-      const timer = s.mode === 'json' ? AbortSignal.timeout(s.timeoutMs) : undefined;
-      const signals = [s.signal, timer].filter((x): x is AbortSignal => x !== undefined);
-      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-      const timedOut = (): boolean => timer?.aborted === true && s.signal?.aborted !== true;
+      const guard = s.mode === 'json' ? deadline(s.signal, s.timeoutMs) : undefined;
+      const signal = guard?.signal ?? s.signal;
+      const timedOut = (): boolean => guard?.timedOut() === true;
+      const dispose = (): void => guard?.dispose();
       let res: Dispatcher.ResponseData;
       try {
         res = await dispatcher.request({
@@ -372,8 +379,10 @@ export class GatewayClient {
           ...(s.mode === 'raw' ? { highWaterMark: 1024 * 1024 } : {}),
         });
       } catch (e) {
+        const late = timedOut();
+        dispose();
         this.#report(s, { attempt, started, requestId: undefined }, undefined, e);
-        const mapped = this.#mapError(e, s, s.timeoutMs, undefined, timedOut());
+        const mapped = this.#mapError(e, s, s.timeoutMs, undefined, late);
         const code = (e as { code?: unknown }).code;
         const again =
           mapped instanceof ConnectionError && typeof code === 'string' && RETRY_CONNECT_CODES.has(code);
@@ -392,6 +401,7 @@ export class GatewayClient {
         // Only downloads follow redirects (the interceptor did, or gave up): a JSON route or stream that moved
         // is reported as such, with where it points, instead of as an odd answer.
         await res.body.dump().catch(() => undefined);
+        dispose();
         this.#report(s, { attempt, started, requestId }, status);
         const location = header(res.headers, 'location');
         throw new GatewayError({
@@ -405,6 +415,7 @@ export class GatewayClient {
       }
       if (status >= 400) {
         const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
+        dispose();
         this.#report(s, { attempt, started, requestId }, status);
         const retryAfter = parseRetryAfter(res.headers, this.#now);
         if (attempt < s.retries && RETRY_STATUS.has(status)) {
@@ -419,7 +430,7 @@ export class GatewayClient {
         if (retryAfter !== undefined) err.retryAfterMs = Math.min(retryAfter, MAX_REPORTED_RETRY_AFTER_MS);
         throw err;
       }
-      return { res, requestId, attempt, started, timedOut };
+      return { res, requestId, attempt, started, timedOut, dispose };
     }
   }
 
@@ -444,11 +455,19 @@ export class GatewayClient {
   #headers(url: string, o: Pick<RequestOptions<unknown>, 'body' | 'form'>): Record<string, string> {
     const h: Record<string, string> = { 'user-agent': this.#userAgent, accept: 'application/json' };
     // The token goes to the gateway's own origin only (a result URL on a CDN never sees it).
-    if (this.#token !== undefined && this.#token.length > 0 && new URL(url).origin === this.origin) {
+    if (this.#token !== undefined && this.#token.length > 0 && this.#sameOrigin(url)) {
       h.authorization = `Bearer ${this.#token}`;
     }
     if (o.body !== undefined && o.form === undefined) h['content-type'] = 'application/json';
     return h;
+  }
+
+  /** True when `url` is on the gateway's origin (most are built from the base URL: no parse needed for those). */
+  #sameOrigin(url: string): boolean {
+    const o = this.#origin;
+    // The origin followed by "/" can only be that origin (not `origin@other`, not a longer port).
+    if (url.startsWith(o) && url.charCodeAt(o.length) === 47) return true;
+    return new URL(url).origin === o;
   }
 
   #mapError(

@@ -207,6 +207,19 @@ describe('GatewayClient.raw (downloads)', () => {
     await c.close();
   });
 
+  it("never sends the token to an origin whose port only starts like the gateway's", async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const cdn = await serve((req, res) => {
+      seen.push(req.headers);
+      res.end('x');
+    });
+    // http://127.0.0.1:41235 → a gateway at http://127.0.0.1:4123: the CDN's URL starts with the gateway's origin.
+    const c = new GatewayClient({ baseUrl: cdn.slice(0, -1), token: TOKEN });
+    await (await c.raw({ path: `${cdn}/result.mp4` })).body.text();
+    expect(seen[0]?.authorization).toBeUndefined();
+    await c.close();
+  });
+
   it('fails a redirect loop with a readable error instead of hanging', async () => {
     const loop: string[] = [];
     const base = await serve((req, res) => {
