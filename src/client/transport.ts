@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 
 /** Settings of the default dispatcher. */
 export interface TransportOptions {
@@ -30,7 +30,7 @@ export function proxySettings(env: Record<string, string | undefined>): {
   return { httpProxy, httpsProxy: pick('https_proxy') || httpProxy, noProxy: pick('no_proxy') };
 }
 
-/** The default dispatcher: keep-alive pool per origin, proxies from the environment, extra CAs. */
+/** The default dispatcher: keep-alive pool per origin, proxies from the environment (if any), extra CAs. */
 export function createDispatcher(o: TransportOptions): Dispatcher {
   const extra = o.ca === undefined ? [] : typeof o.ca === 'string' ? [o.ca] : [...o.ca];
   // Node replaces (not extends) its trust store when `ca` is given: keep the built-in roots. NODE_EXTRA_CA_CERTS
@@ -47,16 +47,22 @@ export function createDispatcher(o: TransportOptions): Dispatcher {
           ],
         }
       : {};
+  const proxies = proxySettings(env);
+  const connect = { timeout: o.connectTimeoutMs, ...tls };
+  // No proxy configured: a plain Agent. EnvHttpProxyAgent would parse every request's origin and match it against
+  // NO_PROXY only to pick the same direct agent (a visible cost at thousands of requests a second in gw batch).
+  if (proxies.httpProxy === '' && proxies.httpsProxy === '')
+    return new Agent({ keepAliveTimeout: 4_000, connect });
   const options = {
     keepAliveTimeout: 4_000,
-    connect: { timeout: o.connectTimeoutMs, ...tls },
+    connect,
     // Through a proxy, the TLS session to the gateway runs inside the tunnel: the same trust store.
     requestTls: { timeout: o.connectTimeoutMs, ...tls },
     // A plain-http gateway goes through a plain-http proxy as a forward request (what curl does; most corporate
     // proxies allow CONNECT only to port 443). https always tunnels.
     proxyTunnel: false,
     // Read here rather than by undici from process.env, so an embedding program (and gw's tests) can pass its own.
-    ...proxySettings(env),
+    ...proxies,
   };
   return new EnvHttpProxyAgent(options);
 }
