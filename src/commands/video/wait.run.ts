@@ -1,4 +1,5 @@
 import type { ApiResult, GatewayClient } from '../../client/gateway-client.js';
+import { GatewayError } from '../../client/errors.js';
 import type { VideoRecord } from '../../contract/video.js';
 import { formatDuration } from '../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError, UsageError } from '../../core/errors.js';
@@ -70,7 +71,15 @@ export async function waitForVideo(
     const state = last !== undefined ? `still ${last}` : 'not finished';
     if (isTimeout(e)) {
       const limit = limits.timeoutMs !== undefined ? ` (--timeout ${formatDuration(limits.timeoutMs)})` : '';
-      const why = e.cause instanceof Error ? `; the last poll failed: ${e.cause.message}` : '';
+      // The poll's limit carries its last failure (a GatewayError) as the cause; a request cut at the limit is that
+      // failure itself (its own cause is undici's or the abort's raw error, not worth showing).
+      const failed =
+        e.cause instanceof GatewayError
+          ? e.cause
+          : e instanceof GatewayError && e.cause !== undefined
+            ? e
+            : undefined;
+      const why = failed !== undefined ? `; the last poll failed: ${failed.message}` : '';
       throw new TimeoutError(
         `video ${id} is ${state} after ${formatDuration(Date.now() - started)}${limit}${why}`,
         {
