@@ -27,6 +27,17 @@ async function createVideo(env: Record<string, string>, prompt: string): Promise
   return r.stdout.trim();
 }
 
+/** An asset in a new group, still processing (the simulator's assetProcessingMs decides for how long). */
+async function createAsset(env: Record<string, string>): Promise<string> {
+  const g = await runGw(['beta', 'asset', 'group', 'create', '--name', 'g', ...M], { env });
+  const a = await runGw(
+    ['beta', 'asset', 'create', '--group', g.stdout.trim(), '--url', 'https://example.com/a.png', ...M],
+    { env },
+  );
+  expect(a.exitCode, a.stderr).toBe(0);
+  return a.stdout.trim();
+}
+
 describe('video wait --timeout', () => {
   it.each([
     ['after the verb', (id: string) => ['video', 'wait', id, '--timeout', '1s']],
@@ -96,13 +107,7 @@ describe('beta task wait and beta asset wait --timeout', () => {
   it('beta asset wait <id> --timeout 1s: exit 4 at its limit', async () => {
     const sim = await useSim({ timings: { assetProcessingMs: 600_000 } });
     const env = { ...sim.env, ...isolatedDirs() };
-    const g = await runGw(['beta', 'asset', 'group', 'create', '--name', 'g', ...M], { env });
-    const a = await runGw(
-      ['beta', 'asset', 'create', '--group', g.stdout.trim(), '--url', 'https://example.com/a.png', ...M],
-      { env },
-    );
-    expect(a.exitCode, a.stderr).toBe(0);
-    const id = a.stdout.trim();
+    const id = await createAsset(env);
     const clock = fastClock();
     const r = await runGw(['beta', 'asset', 'wait', id, ...M, '--timeout', '1s'], { env, clock });
     expect(r.exitCode, r.stderr).toBe(4);
@@ -129,14 +134,9 @@ describe('the request timeout bounds each poll of a wait with a long --timeout o
   it('beta asset wait <id> --timeout 10m: a stalled poll stops at GW_TIMEOUT', async () => {
     const sim = await useSim({ timings: { assetProcessingMs: 600_000 } });
     const env = { ...sim.env, ...isolatedDirs() };
-    const g = await runGw(['beta', 'asset', 'group', 'create', '--name', 'g', ...M], { env });
-    const a = await runGw(
-      ['beta', 'asset', 'create', '--group', g.stdout.trim(), '--url', 'https://example.com/a.png', ...M],
-      { env },
-    );
-    expect(a.exitCode, a.stderr).toBe(0);
+    const id = await createAsset(env);
     for (const route of ['POST /beta/', 'POST /beta']) sim.sim.addFault({ route, ...STALL });
-    const r = await runGw(['beta', 'asset', 'wait', a.stdout.trim(), ...M, '--timeout', '10m'], {
+    const r = await runGw(['beta', 'asset', 'wait', id, ...M, '--timeout', '10m'], {
       env: { ...env, GW_TIMEOUT: '300ms' },
       clock: fastClock(),
     });
