@@ -21,6 +21,10 @@ export function formatBytes(n: number): string {
 
 const ignore = (): void => {};
 
+/** What `for await` over a body that closed before its end throws (Node's own code and message). */
+const prematureClose = (): Error =>
+  Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+
 /**
  * Reads a whole body as UTF-8 text, at most `limit` bytes. Past the limit: `truncate` returns what was read and
  * drops the rest (error bodies: only the message matters), otherwise the body is destroyed and a
@@ -58,16 +62,13 @@ export function readText(body: Readable, limit: number, truncate = false): Promi
     };
     const onEnd = (): void => settle(undefined, whole());
     const onError = (e: Error): void => settle(e);
-    const onClose = (): void =>
-      settle(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = (): void => settle(prematureClose());
     if (body.readableEnded) {
       resolve('');
       return;
     }
     if (body.destroyed) {
-      reject(
-        body.errored ?? Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
-      );
+      reject(body.errored ?? prematureClose());
       return;
     }
     body.on('data', onData);

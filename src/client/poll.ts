@@ -40,6 +40,21 @@ function transient(e: unknown): boolean {
 }
 
 /**
+ * The limit of one poll's request: the request timeout and the time left before the wait's deadline (at least
+ * 1 s), whichever is shorter, so one hung answer cannot outlive the wait; undefined when neither is set.
+ */
+export function pollRequestTimeout(
+  deadline: number | undefined,
+  now: number,
+  requestTimeoutMs: number | undefined,
+): number | undefined {
+  const left = deadline !== undefined ? Math.max(1000, deadline - now) : undefined;
+  return left !== undefined && requestTimeoutMs !== undefined
+    ? Math.min(left, requestTimeoutMs)
+    : (left ?? requestTimeoutMs);
+}
+
+/**
  * Polls until `done`, with capped exponential backoff and jitter (or a fixed step schedule), honouring
  * Retry-After on 429/503 answers, absorbing a bounded number of transient errors, and stopping with a
  * TimeoutError or UserAbortError that the caller decorates with the resume command.

@@ -12,7 +12,7 @@ import {
   type PreparedBetaTask,
 } from '../../contract/beta.js';
 import { requireValid, violationError } from '../validation.js';
-import { poll, type PollOptions } from '../poll.js';
+import { poll, pollRequestTimeout, type PollOptions } from '../poll.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
 
 /** beta-tasks-assets.md §4.1: the task endpoints (the `/beta` prefix of the gateway + the native `v3` path). */
@@ -176,11 +176,7 @@ export async function wait(
     // poll absorbs transient errors within its own limit (a client retry's sleep could carry the wait past
     // --timeout).
     fetch: async (signal) => {
-      const left = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
-      const timeoutMs =
-        left !== undefined && requestTimeoutMs !== undefined
-          ? Math.min(left, requestTimeoutMs)
-          : (left ?? requestTimeoutMs);
+      const timeoutMs = pollRequestTimeout(deadline, now(), requestTimeoutMs);
       return (await retrieve(client, id, { signal, timeoutMs, retries: 0 })).data;
     },
     done: (t) => isBetaTerminal(t.status),

@@ -9,7 +9,7 @@ import {
   type VideoCreateInput,
   type VideoRecord,
 } from '../../contract/video.js';
-import { poll } from '../poll.js';
+import { poll, pollRequestTimeout } from '../poll.js';
 import { ResponseShapeError, TaskFailedError } from '../errors.js';
 import type { ApiResult, GatewayClient, RawResult } from '../gateway-client.js';
 
@@ -142,11 +142,7 @@ export function wait(
   return poll({
     fetch: (signal) => {
       // Bound each request by the time left, so one hung request cannot outlive the wait's limit.
-      const left = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
-      const timeoutMs =
-        left !== undefined && o.requestTimeoutMs !== undefined
-          ? Math.min(left, o.requestTimeoutMs)
-          : (left ?? o.requestTimeoutMs);
+      const timeoutMs = pollRequestTimeout(deadline, now(), o.requestTimeoutMs);
       // No retries inside a poll: the poll absorbs transient errors (Retry-After included) within its limit,
       // where a client retry's sleep could carry the wait past --timeout.
       return retrieve(client, id, { signal, timeoutMs, retries: 0 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectionError, GatewayError, TimeoutError, UserAbortError } from '../../../src/client/errors.js';
-import { poll } from '../../../src/client/poll.js';
+import { poll, pollRequestTimeout } from '../../../src/client/poll.js';
 import { fakeClock } from '../../helpers/clock.js';
 
 /** A fake clock: sleeping advances it, nothing waits on real time. */
@@ -178,5 +178,19 @@ describe('poll', () => {
         now: c.now,
       }),
     ).rejects.toBeInstanceOf(UserAbortError);
+  });
+});
+
+describe('pollRequestTimeout (the limit of one poll of a wait)', () => {
+  it('is the shorter of the request timeout and the time left', () => {
+    expect(pollRequestTimeout(10_000, 0, 3_000)).toBe(3_000);
+    expect(pollRequestTimeout(10_000, 8_000, 3_000)).toBe(2_000);
+  });
+
+  it('leaves at least 1 s for the last poll, and takes whichever is set alone', () => {
+    expect(pollRequestTimeout(10_000, 9_900, 3_000)).toBe(1_000);
+    expect(pollRequestTimeout(10_000, 12_000, undefined)).toBe(1_000);
+    expect(pollRequestTimeout(undefined, 0, 3_000)).toBe(3_000);
+    expect(pollRequestTimeout(undefined, 0, undefined)).toBeUndefined();
   });
 });

@@ -49,7 +49,7 @@ export async function watchAssets(
   o: { timeoutMs: number | undefined },
 ): Promise<Asset[]> {
   const assets = await import('../../../client/resources/beta-assets.js');
-  const { poll } = await import('../../../client/poll.js');
+  const { poll, pollRequestTimeout } = await import('../../../client/poll.js');
   const seen = new Map<string, Asset | undefined>(ids.map((id) => [id, undefined]));
   const err = ctx.io.stderr;
   let drawn = 0;
@@ -73,8 +73,7 @@ export async function watchAssets(
           .filter(([, a]) => a === undefined || !isAssetFinal(a.Status))
           .map(([id]) => id);
         // Each look is bounded by the request timeout and the time left, so a hung answer cannot outlive the wait.
-        const left = deadline !== undefined ? Math.max(1000, deadline - now()) : undefined;
-        const timeoutMs = left !== undefined ? Math.min(left, requestTimeoutMs) : requestTimeoutMs;
+        const timeoutMs = pollRequestTimeout(deadline, now(), requestTimeoutMs);
         const got = await Promise.all(
           open.map((id) => assets.getAsset(client, { model, Id: id }, { signal, timeoutMs })),
         );
