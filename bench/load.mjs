@@ -66,6 +66,16 @@ function quantile(values, p) {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
 }
 
+/** `gw load --json -m chat-3.7-plus <args>` (bin/gw, as users run it) against `baseUrl`: its JSON report. */
+async function gwLoad(dir, baseUrl, args) {
+  const r = await run(process.execPath, [GW, 'load', '--json', '-m', 'chat-3.7-plus', ...args], {
+    env: gwEnv(dir, { GW_BASE_URL: baseUrl, GW_TOKEN: SIM_TOKEN }),
+    capture: true,
+  });
+  if (r.code !== 0) throw new Error(`gw load exited ${r.code}: ${r.stderr.slice(0, 300)}`);
+  return JSON.parse(r.stdout);
+}
+
 /** `--csv` rows of gw load as objects. */
 function readCsv(path) {
   const [head, ...lines] = readFileSync(path, 'utf8').trim().split('\n');
@@ -83,29 +93,18 @@ async function ttftRound(streams, seed) {
   const n = streams * 4;
   try {
     const csv = join(dir, 'requests.csv');
-    const r = await run(
-      process.execPath,
-      [
-        GW,
-        'load',
-        '--json',
-        '-m',
-        'chat-3.7-plus',
-        '--concurrency',
-        String(streams),
-        '--warmup',
-        String(streams * WARMUP_WAVES),
-        '--requests',
-        String(n),
-        '--max-tokens',
-        '2',
-        '--csv',
-        csv,
-      ],
-      { env: gwEnv(dir, { GW_BASE_URL: sim.baseUrl, GW_TOKEN: SIM_TOKEN }), capture: true },
-    );
-    if (r.code !== 0) throw new Error(`gw load exited ${r.code}: ${r.stderr.slice(0, 300)}`);
-    const report = JSON.parse(r.stdout);
+    const report = await gwLoad(dir, sim.baseUrl, [
+      '--concurrency',
+      String(streams),
+      '--warmup',
+      String(streams * WARMUP_WAVES),
+      '--requests',
+      String(n),
+      '--max-tokens',
+      '2',
+      '--csv',
+      csv,
+    ]);
     const st = report.steps[0];
     // The warm-up's streams were stamped first (and are not in the CSV): leave them out.
     const stamped = await getJson(`${sim.baseUrl}/sim/capacity?since=${streams * WARMUP_WAVES}&stamps=1`);
@@ -229,31 +228,21 @@ export async function headroom() {
     const [g, a] = await interleave(
       [
         async () => {
-          const r = await run(
-            process.execPath,
-            [
-              GW,
-              'load',
-              '--json',
-              '-m',
-              'chat-3.7-plus',
-              '--no-stream',
-              '--prompt-words',
-              '1',
-              '--max-tokens',
-              '1',
-              '--concurrency',
-              String(CONNECTIONS),
-              // Both tools first run about a second untimed (connections opened, code compiled).
-              '--warmup',
-              String(WARMUP_REQUESTS),
-              '--duration',
-              `${SECONDS}s`,
-            ],
-            { env: gwEnv(dir, { GW_BASE_URL: server.url, GW_TOKEN: SIM_TOKEN }), capture: true },
-          );
-          if (r.code !== 0) throw new Error(`gw load exited ${r.code}: ${r.stderr.slice(0, 300)}`);
-          const st = JSON.parse(r.stdout).steps[0];
+          const report = await gwLoad(dir, server.url, [
+            '--no-stream',
+            '--prompt-words',
+            '1',
+            '--max-tokens',
+            '1',
+            '--concurrency',
+            String(CONNECTIONS),
+            // Both tools first run about a second untimed (connections opened, code compiled).
+            '--warmup',
+            String(WARMUP_REQUESTS),
+            '--duration',
+            `${SECONDS}s`,
+          ]);
+          const st = report.steps[0];
           if (st.errors > 0)
             throw new Error(`gw load saw ${st.errors} errors: ${JSON.stringify(st.errors_by_code)}`);
           return st.requests_per_s;
