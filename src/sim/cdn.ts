@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FaultRule } from './config.js';
 
@@ -67,92 +67,14 @@ export class Cdn {
   /** Starts listening. */
   async listen(host: string, port: number): Promise<void> {
     const server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0] as string;
-      const range = req.headers.range;
-      this.requests.push({ method: req.method ?? 'GET', path, range });
-      if (this.requests.length > 2 * CDN_LOG_LIMIT)
-        this.requests.splice(0, this.requests.length - CDN_LOG_LIMIT);
-      if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);
-      const faults = this.faults();
-      if (faults.some((f) => f.kind === 'redirect-loop')) {
-        res.writeHead(302, { location: this.baseUrl + path });
-        res.end();
+      // latency: the answer waits `ms` (tests pin download times so they do not ride on timer noise).
+      const ms = this.faults().find((f) => f.kind === 'latency')?.ms ?? 0;
+      if (ms <= 0) {
+        this.#serve(req, res);
         return;
       }
-      const obj = this.objects.get(path);
-      if (obj === undefined) {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-        return;
-      }
-      if (this.now() > obj.expiresAt) {
-        res
-          .writeHead(403, { 'content-type': 'application/xml' })
-          .end('<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
-        return;
-      }
-      const size = obj.bytes?.length ?? obj.size ?? 0;
-      let start = 0;
-      let end = size;
-      let status = 200;
-      const headers: Record<string, string | number> = {
-        'content-type': obj.contentType,
-        'accept-ranges': 'bytes',
-      };
-      // A strong validator per object, and If-Range honoured: a range of another version gets the whole file.
-      const etag = `"${path.replace(/[^a-z0-9]/gi, '').slice(-24)}-${size}"`;
-      headers.etag = etag;
-      const ifRange = req.headers['if-range'];
-      const m =
-        range !== undefined && (ifRange === undefined || ifRange === etag)
-          ? /^bytes=(\d+)-(\d*)$/.exec(range)
-          : null;
-      if (m) {
-        start = Number(m[1]);
-        end = m[2] !== '' ? Math.min(size, Number(m[2]) + 1) : size;
-        if (start >= size) {
-          res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
-          return;
-        }
-        status = 206;
-        headers['content-range'] = `bytes ${start}-${end - 1}/${size}`;
-      }
-      headers['content-length'] = end - start;
-      res.writeHead(status, headers);
-      if (req.method === 'HEAD') {
-        res.end();
-        return;
-      }
-      const drop = faults.find((f) => f.kind === 'drop');
-      // slow: the download starts, then stalls before the end (until the client gives up).
-      const slow = drop === undefined ? faults.find((f) => f.kind === 'slow') : undefined;
-      const cutRule = drop ?? slow;
-      const stopAt = cutRule ? Math.min(end, start + (cutRule.after ?? Math.floor((end - start) / 2))) : end;
-      // A drop destroys the connection once the bytes before it are out (the first write is corked a tick).
-      const cut = (): void => {
-        if (slow === undefined) res.write(Buffer.alloc(0), () => res.socket?.destroy());
-      };
-      if (obj.bytes) {
-        res.write(obj.bytes.subarray(start, stopAt));
-        if (cutRule) cut();
-        else res.end();
-        return;
-      }
-      // Generated content, written in 256 KiB slices with backpressure.
-      let pos = start;
-      const pump = (): void => {
-        while (pos < stopAt) {
-          const next = Math.min(stopAt, pos + SLICE);
-          const ok = res.write(fillerView(pos, next));
-          pos = next;
-          if (!ok) {
-            res.once('drain', pump);
-            return;
-          }
-        }
-        if (cutRule) cut();
-        else res.end();
-      };
-      pump();
+      const t = setTimeout(() => this.#serve(req, res), ms);
+      res.once('close', () => clearTimeout(t));
     });
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
@@ -161,6 +83,95 @@ export class Cdn {
     });
     const a = server.address() as AddressInfo;
     this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${a.port}`;
+  }
+
+  #serve(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const range = req.headers.range;
+    this.requests.push({ method: req.method ?? 'GET', path, range });
+    if (this.requests.length > 2 * CDN_LOG_LIMIT)
+      this.requests.splice(0, this.requests.length - CDN_LOG_LIMIT);
+    if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);
+    const faults = this.faults();
+    if (faults.some((f) => f.kind === 'redirect-loop')) {
+      res.writeHead(302, { location: this.baseUrl + path });
+      res.end();
+      return;
+    }
+    const obj = this.objects.get(path);
+    if (obj === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (this.now() > obj.expiresAt) {
+      res
+        .writeHead(403, { 'content-type': 'application/xml' })
+        .end('<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+      return;
+    }
+    const size = obj.bytes?.length ?? obj.size ?? 0;
+    let start = 0;
+    let end = size;
+    let status = 200;
+    const headers: Record<string, string | number> = {
+      'content-type': obj.contentType,
+      'accept-ranges': 'bytes',
+    };
+    // A strong validator per object, and If-Range honoured: a range of another version gets the whole file.
+    const etag = `"${path.replace(/[^a-z0-9]/gi, '').slice(-24)}-${size}"`;
+    headers.etag = etag;
+    const ifRange = req.headers['if-range'];
+    const m =
+      range !== undefined && (ifRange === undefined || ifRange === etag)
+        ? /^bytes=(\d+)-(\d*)$/.exec(range)
+        : null;
+    if (m) {
+      start = Number(m[1]);
+      end = m[2] !== '' ? Math.min(size, Number(m[2]) + 1) : size;
+      if (start >= size) {
+        res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+        return;
+      }
+      status = 206;
+      headers['content-range'] = `bytes ${start}-${end - 1}/${size}`;
+    }
+    headers['content-length'] = end - start;
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    const drop = faults.find((f) => f.kind === 'drop');
+    // slow: the download starts, then stalls before the end (until the client gives up).
+    const slow = drop === undefined ? faults.find((f) => f.kind === 'slow') : undefined;
+    const cutRule = drop ?? slow;
+    const stopAt = cutRule ? Math.min(end, start + (cutRule.after ?? Math.floor((end - start) / 2))) : end;
+    // A drop destroys the connection once the bytes before it are out (the first write is corked a tick).
+    const cut = (): void => {
+      if (slow === undefined) res.write(Buffer.alloc(0), () => res.socket?.destroy());
+    };
+    if (obj.bytes) {
+      res.write(obj.bytes.subarray(start, stopAt));
+      if (cutRule) cut();
+      else res.end();
+      return;
+    }
+    // Generated content, written in 256 KiB slices with backpressure.
+    let pos = start;
+    const pump = (): void => {
+      while (pos < stopAt) {
+        const next = Math.min(stopAt, pos + SLICE);
+        const ok = res.write(fillerView(pos, next));
+        pos = next;
+        if (!ok) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      if (cutRule) cut();
+      else res.end();
+    };
+    pump();
   }
 
   /** Stops listening and drops open connections. */

@@ -167,6 +167,11 @@ describe('gw load --api video against the simulator', () => {
       expect(LatencyHistogram.decode(v?.histograms[k] ?? '').summary(), k).toEqual(sum.summary());
       expect(sum.count, k).toBe(4);
     }
+    // The pinned 150 ms hold on both origins (a download answered in a millisecond would be timer noise again).
+    for (const x of [va, vc]) {
+      expect(x?.latency_ms.create.p50).toBeGreaterThanOrEqual(150);
+      expect(x?.latency_ms.download.p50).toBeGreaterThanOrEqual(150);
+    }
     // Half the merged tasks waited 2 s in the queue: its p90 is the slow machine's.
     expect(v?.latency_ms.queue_wait.p90).toBe(vc?.latency_ms.queue_wait.p90);
 
