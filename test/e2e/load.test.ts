@@ -192,10 +192,10 @@ describe('gw load against the simulator', () => {
   });
 
   it('compare fails against a slower simulator and passes against the same one', async () => {
-    // Non-streamed, so only end-to-end figures are compared; 100 ms against 450 ms, with a tolerance wide enough
-    // for a busy machine's timer jitter.
-    const fast = await useSim(capacity({ ttftMs: 100 }));
-    const slow = await useSim(capacity({ ttftMs: 450 }));
+    // Non-streamed, so only end-to-end figures are compared; 200 ms against 600 ms (+200 %), with a 100 % tolerance:
+    // the same simulator fails only if a busy machine delays a request by 200 ms (p99 of 8 requests is their max).
+    const fast = await useSim(capacity({ ttftMs: 200 }));
+    const slow = await useSim(capacity({ ttftMs: 600 }));
     const dir = tempDir();
     const [base, same, slower] = ['base', 'same', 'slower'].map((n) => join(dir, `${n}.json`)) as [
       string,
@@ -206,16 +206,16 @@ describe('gw load against the simulator', () => {
     await load([...args, '--out', base], fast.env);
     await load([...args, '--out', same], fast.env);
     await load([...args, '--out', slower], slow.env);
-    const ok = await runGw(['load', 'compare', base, same, '--tolerance', '60%']);
+    const ok = await runGw(['load', 'compare', base, same, '--tolerance', '100%']);
     expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/no regression beyond 60%/);
-    const bad = await runGw(['load', 'compare', base, slower, '--tolerance', '60%', '--json']);
+    expect(ok.stdout).toMatch(/no regression beyond 100%/);
+    const bad = await runGw(['load', 'compare', base, slower, '--tolerance', '100%', '--json']);
     expect(bad.exitCode).toBe(1);
     const c = JSON.parse(bad.stdout) as { pass: boolean; regressions: Array<{ what: string }> };
     expect(c.pass).toBe(false);
     expect(c.regressions.map((x) => x.what)).toContain('e2e.p50');
     // --baseline gates a run the same way.
-    const gate = await load([...args, '--baseline', base, '--tolerance', '60%'], slow.env);
+    const gate = await load([...args, '--baseline', base, '--tolerance', '100%'], slow.env);
     expect(gate.exitCode).toBe(1);
   });
 
