@@ -19,6 +19,10 @@
 //      it is not starved of CPU) and the wait before its arrival stamp.
 //      Slow tokens (2 per answer, 1 per second) keep requests per second, and so the two processes' CPU, modest:
 //      the row measures the timing path, not how many requests per second two processes on one machine push.
+//      The users start over `--ramp-up 1s` (about one answer's length) inside the warm-up, as an operator measuring
+//      TTFT at this concurrency would: started in one millisecond, 256 users against answers that all take the same
+//      time stay in lockstep, and each wave's 256 first tokens queue in gw's event loop behind the wave's other
+//      work (measured: mean lateness 1–3 ms with stalls to 40 ms, against 0.1–0.2 ms spread out).
 //  (b) Headroom: the highest request rate for tiny non-streamed requests against a trivial loopback server (its
 //      own process), gw load against autocannon at the same connection count, interleaved runs.
 import { spawn } from 'node:child_process';
@@ -96,6 +100,8 @@ async function ttftRound(streams, seed) {
     const report = await gwLoad(dir, sim.baseUrl, [
       '--concurrency',
       String(streams),
+      '--ramp-up',
+      '1s',
       '--warmup',
       String(streams * WARMUP_WAVES),
       '--requests',

@@ -70,6 +70,10 @@ export const loadFlags = z.object({
     flag: '--warmup <n>',
     help: 'send n requests first and leave them out of every figure (default 0)',
   }),
+  rampUp: flag(z.string().optional(), {
+    flag: '--ramp-up <dur>',
+    help: 'closed loop: start the users evenly over this long, e.g. 2s (default: all at once)',
+  }),
   promptWords: flag(z.string().optional(), {
     flag: '--prompt-words <n>',
     help: 'words per generated prompt (default 32)',
@@ -150,6 +154,13 @@ measured from the moment the request is written on its connection (opening conne
 latency). Open loop (--rate r): arrivals on a schedule whatever the answers do; every latency is measured from the
 request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so.
 
+Warm-up and ramp-up: in the closed loop, --warmup's requests are the first step's own first requests, sent by the
+same users and left out of every figure; the step's clock (and --duration) starts with the first measured request.
+--ramp-up <dur> starts user i at i × dur / n instead of all at once: n users starting in the same millisecond send
+n requests in one burst, and against a gateway whose answers take about the same time they keep coming back in
+bursts, where a first token waits in gw's own queue behind the others' work. With a --warmup that covers the ramp,
+measuring starts once the users are spread. In the open loop the warm-up runs before the first step.
+
 Timing: time to first token (ttft) is taken when the bytes of the first content event arrive, before any parsing;
 inter-token gaps (itl) between content events' arrivals; time per output token (tpot) = (e2e - ttft) / (tokens - 1);
 output tokens come from the gateway's usage (chat streams ask for it with stream_options.include_usage), never from
@@ -174,7 +185,7 @@ the create answered), queue wait (until a poll first saw the task leave queued; 
 interval), time to completion, download time and throughput. failed/cancelled tasks, timeouts and failed
 downloads are errors. --budget (e.g. 10CNY) is required: no create is sent once the list price of the videos
 created so far plus one would pass it; the report shows the estimated spend. Not with --rate, --sweep, --mix,
---slo, --stop-on, --csv, --baseline, --warmup.
+--slo, --stop-on, --csv, --baseline, --warmup, --ramp-up.
 
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
@@ -185,6 +196,7 @@ Exit codes: 0 ok · 1 SLO missed, baseline regressed, or no request succeeded ·
 · 3 no base URL/token, or the gateway answered 401/403 · 130 interrupted (after the partial report).`,
   examples: [
     `gw load -m chat-3.7-plus --concurrency 16 --duration 1m --slo 'ttft.p95<800ms,errors<1%'`,
+    `gw load -m chat-3.7-plus --concurrency 256 --ramp-up 2s --warmup 1024 --requests 2048 --csv requests.csv`,
     `gw load -m chat-3.7-plus --rate 50 --arrival gamma:2 --duration 2m --out run.json`,
     `gw load -m chat-3.7-plus --sweep concurrency=1,2,4,8,16,32 --duration 20s --stop-on saturation`,
     `gw load merge a.json b.json --out all.json && gw load compare base.json all.json --tolerance 5%`,

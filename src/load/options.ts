@@ -27,6 +27,7 @@ export interface LoadFlags {
   requests?: string;
   sweep?: string;
   warmup?: string;
+  rampUp?: string;
   promptWords?: string;
   maxTokens?: string;
   prompts?: string;
@@ -59,6 +60,8 @@ export interface LoadSpec {
   requests?: number;
   sweep?: { parameter: 'concurrency' | 'rate'; values: number[] };
   warmup: number;
+  /** Closed loop: the virtual users start evenly over this long. */
+  rampUpMs?: number;
   prompts: Prompt[];
   promptSource: string;
   maxTokens: number;
@@ -169,6 +172,10 @@ export function parseLoadFlags(f: LoadFlags): LoadSpec {
   if (durationMs !== undefined && durationMs <= 0) usage('--duration', 'must be above 0');
   const requests = int('--requests', f.requests, 1, 1_000_000_000);
   const warmup = int('--warmup', f.warmup, 0, 1_000_000) ?? 0;
+  const rampUpMs = f.rampUp !== undefined ? parseDuration(f.rampUp, '--ramp-up') : undefined;
+  if (rampUpMs !== undefined && open) {
+    usage('--ramp-up', 'applies to the closed loop (--concurrency); open-loop arrivals are already spread');
+  }
   if (f.prompts !== undefined && f.promptWords !== undefined) {
     usage('--prompt-words', 'cannot be combined with --prompts (the file gives the prompts)');
   }
@@ -206,6 +213,7 @@ export function parseLoadFlags(f: LoadFlags): LoadSpec {
   };
   if (!open) spec.concurrency = concurrency ?? DEFAULTS.concurrency;
   if (rate !== undefined) spec.rate = rate;
+  if (rampUpMs !== undefined && rampUpMs > 0) spec.rampUpMs = rampUpMs;
   if (requests !== undefined) spec.requests = requests;
   else spec.durationMs = durationMs ?? DEFAULTS.durationMs;
   if (sweep) spec.sweep = sweep;

@@ -223,6 +223,11 @@ export async function runLoad(
     else p.concurrency = v;
     if (spec.durationMs !== undefined) p.durationMs = spec.durationMs;
     if (spec.requests !== undefined) p.requests = spec.requests;
+    if (spec.mode === 'closed') {
+      // The closed loop's warm-up is the first step's own start (runner.ts); the open loop's runs before it.
+      if (i === 0 && spec.warmup > 0) p.warmup = spec.warmup;
+      if (spec.rampUpMs !== undefined) p.rampMs = spec.rampUpMs;
+    }
     return p;
   };
   const common = {
@@ -234,7 +239,7 @@ export async function runLoad(
     origin,
   };
   try {
-    if (spec.warmup > 0 && values.length > 0) {
+    if (spec.mode === 'open' && spec.warmup > 0 && values.length > 0) {
       const first = planFor(values[0] as number, 0);
       const warm: StepPlan = { ...first, requests: spec.warmup };
       delete warm.durationMs;
@@ -244,12 +249,17 @@ export async function runLoad(
       const v = values[i] as number;
       const label = parameter === 'rate' ? `rate=${v}/s` : `concurrency=${v}`;
       csvStep = label;
-      const { rec, stopped: why } = await runStep(planFor(v, i), {
+      const {
+        rec,
+        stopped: why,
+        measured,
+      } = await runStep(planFor(v, i), {
         ...common,
         stopOn: spec.stopOn,
         ...(onOutcome ? { onOutcome } : {}),
-        onTick: (r) => live.update(values.length > 1 ? `${label}: ` : '', r),
+        onTick: (r, warming) => live.update(warming ? 'warm-up: ' : values.length > 1 ? `${label}: ` : '', r),
       });
+      if (!measured) break;
       const meta: { label: string; mode: 'closed' | 'open'; concurrency?: number; rate?: number } = {
         label,
         mode: spec.mode,
@@ -348,6 +358,7 @@ export async function runLoad(
         ? { sweep: `${spec.sweep.parameter}=${spec.sweep.values.join(',')}` }
         : {}),
       warmup: spec.warmup,
+      ...(spec.rampUpMs !== undefined ? { ramp_up_ms: spec.rampUpMs } : {}),
       prompts: spec.promptSource,
       max_tokens: spec.maxTokens,
       timeout_ms: timeoutMs,

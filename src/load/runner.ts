@@ -23,6 +23,14 @@ export interface StepPlan {
   durationMs?: number;
   /** Stop after this many requests. */
   requests?: number;
+  /**
+   * Closed loop: the first `warmup` requests are sent by the step's own virtual users and left out of its figures;
+   * the step's clock (and `durationMs`) starts when the first measured request is sent, so measuring begins in the
+   * steady state the warm-up reached instead of with every user starting at once.
+   */
+  warmup?: number;
+  /** Closed loop: virtual user i sends its first request `i × rampMs / concurrency` after the step starts. */
+  rampMs?: number;
   seed: number;
 }
 
@@ -36,8 +44,8 @@ export interface StepContext {
   stopOn?: Expr | undefined;
   /** Each finished request (CSV rows). */
   onOutcome?: (o: Outcome) => void;
-  /** Called about every 250 ms with the live recorder. */
-  onTick?: (rec: Recorder) => void;
+  /** Called about every 250 ms with the live recorder (the warm-up's while `warming`). */
+  onTick?: (rec: Recorder, warming: boolean) => void;
   /** A 401/403 ends the run: the token is wrong, more requests would only repeat it. */
   onAuthFailure?: (o: Outcome) => void;
   /** performance.now() origin of the run (Outcome.startMs is relative to it). */
@@ -49,6 +57,8 @@ export interface StepResult {
   rec: Recorder;
   /** Why it ended early (a --stop-on term, `saturation`, `auth`), if it did. */
   stopped?: string;
+  /** False when the step ended before its warm-up did (nothing was measured). */
+  measured: boolean;
 }
 
 function liveFigures(rec: Recorder, now: number): StepFigures {
@@ -67,6 +77,10 @@ function liveFigures(rec: Recorder, now: number): StepFigures {
 export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepResult> {
   const rec = new Recorder(ctx.goodTerms);
   rec.runOrigin = ctx.origin;
+  const warmup = plan.mode === 'closed' ? (plan.warmup ?? 0) : 0;
+  // The warm-up's outcomes (closed loop): shown live, never reported.
+  const warm = warmup > 0 ? new Recorder([]) : undefined;
+  let warming = warm !== undefined;
   const stepAbort = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stepAbort.signal]);
   const flight = new Flight(ctx.target.timeoutMs, signal);
@@ -81,28 +95,38 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
     stepAbort.abort();
   };
   const watch = plan.mode === 'closed' && ctx.stopOn?.saturation === true ? new SaturationWatch() : undefined;
-  const onDone = (o: Outcome): void => {
+  const onDone = (o: Outcome, measured: boolean): void => {
+    if ((o.status === 401 || o.status === 403) && stopped === undefined) {
+      ctx.onAuthFailure?.(o);
+      abortNow('auth');
+    }
+    if (!measured) {
+      (warm as Recorder).inFlight--;
+      (warm as Recorder).add(o);
+      return;
+    }
     rec.inFlight--;
     if (watch !== undefined && o.ok && o.cancelled !== true)
       watch.add(performance.now() - rec.startedAt, o.e2eMs);
     rec.add(o);
     if (o.cancelled !== true) ctx.onOutcome?.(o);
-    if ((o.status === 401 || o.status === 403) && stopped === undefined) {
-      ctx.onAuthFailure?.(o);
-      abortNow('auth');
-    }
   };
 
   rec.startedAt = performance.now();
+  if (warm !== undefined) warm.startedAt = rec.startedAt;
   const deadline = plan.durationMs !== undefined ? rec.startedAt + plan.durationMs : Infinity;
-  const durationTimer = plan.durationMs !== undefined ? setTimeout(() => stop(), plan.durationMs) : undefined;
+  let durationTimer: ReturnType<typeof setTimeout> | undefined;
+  const startClock = (): void => {
+    if (plan.durationMs !== undefined) durationTimer = setTimeout(() => stop(), plan.durationMs);
+  };
+  if (!warming) startClock();
   let lastDone = 0;
   let lastTick = rec.startedAt;
   const recent: number[] = [];
   const ticker = setInterval(() => {
     const now = performance.now();
-    ctx.onTick?.(rec);
-    if (ctx.stopOn !== undefined && !stopping) {
+    ctx.onTick?.(warming ? (warm as Recorder) : rec, warming);
+    if (ctx.stopOn !== undefined && !stopping && !warming) {
       const term = firstHolding(ctx.stopOn, liveFigures(rec, now));
       if (term !== undefined) abortNow(`stop-on: ${term}`);
       else if (ctx.stopOn.saturation && plan.mode === 'open' && plan.rate !== undefined) {
@@ -123,16 +147,27 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
   try {
     if (plan.mode === 'closed') {
       let issued = 0;
+      const users = plan.concurrency ?? 1;
+      const limit = plan.requests !== undefined ? warmup + plan.requests : Infinity;
       const worker = async (i: number): Promise<void> => {
         const dispatcher = ctx.target.lane?.(i) ?? ctx.target.dispatcher;
+        const delay = plan.rampMs !== undefined && i > 0 ? (i * plan.rampMs) / users : 0;
+        if (delay > 0) await sleep(delay, signal);
         while (!stopping && !signal.aborted) {
-          if (plan.requests !== undefined && issued >= plan.requests) return;
-          issued++;
-          rec.inFlight++;
-          onDone(await exchange(ctx.target, ctx.next(), undefined, ctx.origin, flight, dispatcher));
+          if (issued >= limit) return;
+          const measured = ++issued > warmup;
+          if (measured && warming) {
+            // The first measured request: the step's clock starts now.
+            warming = false;
+            rec.startedAt = performance.now();
+            startClock();
+          }
+          (measured ? rec : (warm as Recorder)).inFlight++;
+          const o = await exchange(ctx.target, ctx.next(), undefined, ctx.origin, flight, dispatcher);
+          onDone(o, measured);
         }
       };
-      await Promise.all(Array.from({ length: plan.concurrency ?? 1 }, (_, i) => worker(i)));
+      await Promise.all(Array.from({ length: users }, (_, i) => worker(i)));
     } else {
       await new Promise<void>((resolve) => {
         const gap = gaps(plan.arrival, plan.rate ?? 1, plan.seed);
@@ -152,7 +187,7 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
             if (next >= deadline) break;
             issued++;
             rec.inFlight++;
-            const p = exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then(onDone);
+            const p = exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then((o) => onDone(o, true));
             pending.add(p);
             void p.then(() => pending.delete(p));
             next += gap();
@@ -185,6 +220,24 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
   }
   // Requests still in flight at the deadline were waited for: the step's time includes that drain.
   rec.endedAt = performance.now();
-  ctx.onTick?.(rec);
-  return stopped !== undefined ? { rec, stopped } : { rec };
+  ctx.onTick?.(rec, false);
+  const measured = !warming;
+  return stopped !== undefined ? { rec, stopped, measured } : { rec, measured };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const done = (): void => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -59,6 +59,7 @@ export function parseVideoFlags(f: LoadFlags): VideoSpec {
     ['--sweep', f.sweep],
     ['--arrival', f.arrival],
     ['--warmup', f.warmup],
+    ['--ramp-up', f.rampUp],
     ['--prompt-words', f.promptWords],
     ['--max-tokens', f.maxTokens],
     ['--slo', f.slo],

@@ -219,6 +219,36 @@ describe('gw load against the simulator', () => {
     expect(gate.exitCode).toBe(1);
   });
 
+  it("--warmup is sent by the first step's own users and left out; --ramp-up starts them one after another", async () => {
+    // Every answer takes at least 200 ms, so in the ramp's first 100 ms only user 0 can have sent anything.
+    const sim = await useSim(capacity({ ttftMs: 200 }));
+    const dir = tempDir();
+    const csv = join(dir, 'r.csv');
+    const args = ['--concurrency', '4', '--ramp-up', '400ms', '--warmup', '4', '--requests', '8'];
+    const run = async (extra: string[]) => {
+      const r = await load([...args, ...extra, '--max-tokens', '2', '--csv', csv], sim.env);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const res = await fetch(`${sim.baseUrl}/sim/capacity?stamps=1`);
+      const { stamps } = (await res.json()) as { stamps: Array<{ arrived_unix_ms: number }> };
+      const origin = r.report.origin_unix_ms as number;
+      const arrived = stamps.map((x) => x.arrived_unix_ms - origin).filter((t) => t >= 0);
+      return { ...r, before: (ms: number) => arrived.filter((t) => t < ms).length };
+    };
+    const { report, before } = await run([]);
+    const st = report.steps[0];
+    expect(st?.requests).toBe(8);
+    expect(st?.ok).toBe(8);
+    expect(sim.requests.filter((q) => q.method === 'POST')).toHaveLength(12);
+    expect(readFileSync(csv, 'utf8').trim().split('\n')).toHaveLength(1 + 8);
+    expect(report.config).toMatchObject({ warmup: 4, ramp_up_ms: 400 });
+    // User i starts 100·i ms into the step (the run's origin is earlier still).
+    expect(before(100)).toBeLessThanOrEqual(1);
+    expect(before(200)).toBeLessThanOrEqual(2);
+    // The same run without the ramp starts all four at once.
+    const all = await run(['--ramp-up', '0s']);
+    expect(all.before(100)).toBe(4);
+  });
+
   it('Ctrl-C ends a run with a partial report and exit 130', async () => {
     const sim = await useSim(capacity({ ttftMs: 30 }));
     const r = await spawnGw([...M, '--json', '--concurrency', '2', '--duration', '10m'], {
@@ -304,6 +334,9 @@ describe('gw load flags', () => {
     [['--tolerance', '5%'], /--tolerance: needs --baseline/],
     [['--api', 'video'], /--budget: --api video creates paid tasks/],
     [['--max-tokens', '1.5'], /--max-tokens: "1.5" must be a whole number/],
+    [['--rate', '5', '--ramp-up', '2s'], /--ramp-up: applies to the closed loop/],
+    [['--ramp-up', 'soon'], /--ramp-up: /],
+    [['--api', 'video', '--budget', '5CNY', '--ramp-up', '1s'], /--ramp-up: is not supported with --api video/],
   ])('%j exits 2 naming the flag, nothing sent', async (args, message) => {
     const sim = await useSim();
     const r = await runGw([...M, ...args], { env: sim.env });
