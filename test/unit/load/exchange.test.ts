@@ -185,4 +185,33 @@ describe('gw load reading a whole (non-streamed) answer', () => {
       code: 'rate_limit_exceeded',
     });
   });
+
+  it('aborts the request on its connection when it is cancelled or its stream fails', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    const aborted: string[] = [];
+    const controller = {
+      abort: (e: Error & { code?: string }) => aborted.push(e.code ?? ''),
+    } as unknown as Dispatcher.DispatchController;
+    // Written, then silence: Ctrl-C (Flight.abortAll) ends it as cancelled and aborts it.
+    flight = new Flight(60_000, new AbortController().signal);
+    const silent = scripted(clock, [[0, (h) => h.onRequestStart?.(controller, {})]]);
+    const pending = exchange(target(silent), req, undefined, 0, flight);
+    await new Promise((r) => setTimeout(r, 0));
+    flight.abortAll();
+    expect(await pending).toMatchObject({ ok: false, code: 'interrupted', cancelled: true });
+    expect(aborted).toEqual(['interrupted']);
+    // A stream with an error event: a failure with the event's code, and the rest is not read.
+    const failing = scripted(clock, [
+      [0, (h) => h.onRequestStart?.(controller, {})],
+      [1, (h) => h.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK')],
+      [2, (h) => h.onResponseData?.(controller, Buffer.from('data: {"error":{"code":"overloaded"}}\n\n'))],
+    ]);
+    flight.close();
+    flight = new Flight(60_000, new AbortController().signal);
+    expect(await exchange(target(failing), req, undefined, 0, flight)).toMatchObject({
+      ok: false,
+      code: 'overloaded',
+    });
+    expect(aborted).toEqual(['interrupted', 'overloaded']);
+  });
 });
