@@ -175,8 +175,6 @@ interface Answer {
   attempt: number;
   started: number;
   timedOut: () => boolean;
-  /** Ends the exchange's timeout (JSON calls: once the answer is read). */
-  dispose: () => void;
 }
 
 /**
@@ -248,8 +246,6 @@ export class GatewayClient {
       // An answer cut short (dropped, stalled past the timeout, too large) still names the exchange.
       this.#report(s, a, undefined, e);
       throw this.#mapError(e, s, s.timeoutMs, requestId, a.timedOut());
-    } finally {
-      a.dispose();
     }
     this.#report(s, a, res.statusCode);
     return {
@@ -363,7 +359,6 @@ export class GatewayClient {
       const guard = s.mode === 'json' ? deadline(s.signal, s.timeoutMs) : undefined;
       const signal = guard?.signal ?? s.signal;
       const timedOut = (): boolean => guard?.timedOut() === true;
-      const dispose = (): void => guard?.dispose();
       let res: Dispatcher.ResponseData;
       try {
         res = await dispatcher.request({
@@ -380,7 +375,6 @@ export class GatewayClient {
         });
       } catch (e) {
         const late = timedOut();
-        dispose();
         this.#report(s, { attempt, started, requestId: undefined }, undefined, e);
         const mapped = this.#mapError(e, s, s.timeoutMs, undefined, late);
         const code = (e as { code?: unknown }).code;
@@ -401,7 +395,6 @@ export class GatewayClient {
         // Only downloads follow redirects (the interceptor did, or gave up): a JSON route or stream that moved
         // is reported as such, with where it points, instead of as an odd answer.
         await res.body.dump().catch(() => undefined);
-        dispose();
         this.#report(s, { attempt, started, requestId }, status);
         const location = header(res.headers, 'location');
         throw new GatewayError({
@@ -415,7 +408,6 @@ export class GatewayClient {
       }
       if (status >= 400) {
         const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
-        dispose();
         this.#report(s, { attempt, started, requestId }, status);
         const retryAfter = parseRetryAfter(res.headers, this.#now);
         if (attempt < s.retries && RETRY_STATUS.has(status)) {
@@ -430,7 +422,7 @@ export class GatewayClient {
         if (retryAfter !== undefined) err.retryAfterMs = Math.min(retryAfter, MAX_REPORTED_RETRY_AFTER_MS);
         throw err;
       }
-      return { res, requestId, attempt, started, timedOut, dispose };
+      return { res, requestId, attempt, started, timedOut };
     }
   }
 
