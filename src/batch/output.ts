@@ -31,6 +31,27 @@ export function outputId(customId: string): string {
   return `batch_req_${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}`;
 }
 
+/**
+ * The JSON text of an output line. `raw`: the answer's text as the gateway sent it, whose parse is
+ * `l.response.body`; when it fits on one line it is written as it came instead of being serialised again (a
+ * batch's results are mostly answers, and re-serialising each one was its largest single cost after the network).
+ */
+export function serializeLine(l: OutputLine, raw?: string): string {
+  const body = raw?.trim();
+  if (
+    body === undefined ||
+    body === '' ||
+    l.response === null ||
+    l.task !== undefined ||
+    l.files !== undefined ||
+    /[\n\r]/.test(body)
+  ) {
+    return JSON.stringify(l);
+  }
+  const head = JSON.stringify({ status_code: l.response.status_code, request_id: l.response.request_id });
+  return `{"id":${JSON.stringify(l.id)},"custom_id":${JSON.stringify(l.custom_id)},"response":${head.slice(0, -1)},"body":${body}},"error":${JSON.stringify(l.error)}}`;
+}
+
 /** Builds an output line. */
 export function outputLine(
   customId: string,

@@ -14,7 +14,7 @@ import { isProblem, parseLine, readLines, type BatchLine } from './input.js';
 import { laneHooks, throughLane, type LaneHooks } from './lane.js';
 import { Limits, type Ticket } from './limits.js';
 import { Scheduler, type Resend } from './schedule.js';
-import { extensionOf, outputLine, type OutputLine, type SavedFile } from './output.js';
+import { extensionOf, outputLine, serializeLine, type OutputLine, type SavedFile } from './output.js';
 import { shardOf, type Shard } from './shard.js';
 import {
   ERRORS_FILE,
@@ -148,8 +148,8 @@ export class Engine {
     return this.#spent;
   }
 
-  #line(l: OutputLine): string {
-    return this.ctx.redactor.redact(JSON.stringify(l));
+  #line(l: OutputLine, raw?: string): string {
+    return this.ctx.redactor.redact(serializeLine(l, raw));
   }
 
   async #finish(
@@ -157,6 +157,7 @@ export class Engine {
     ok: boolean,
     rec: { status?: number | undefined; code?: string; implied?: Money | undefined },
     line: OutputLine,
+    raw?: string,
   ): Promise<void> {
     const at = Date.now();
     const r = ok
@@ -169,7 +170,7 @@ export class Engine {
         }
       : { e: 'failed' as const, id, at, status: rec.status, code: rec.code ?? 'error' };
     this.state.apply(r);
-    await this.writer.append(r, { file: ok ? 'results' : 'errors', line: this.#line(line) });
+    await this.writer.append(r, { file: ok ? 'results' : 'errors', line: this.#line(line, raw) });
     if (ok) this.stats.done++;
     else this.stats.failed++;
     this.stats.finishedThisRun++;
@@ -391,7 +392,7 @@ export class Engine {
     const response = { status_code: res.status, request_id: res.requestId ?? null, body: res.data };
     const kind = line.endpoint.kind;
     if (kind === 'sync') {
-      await this.#finish(id, true, { status: res.status }, outputLine(id, response, null));
+      await this.#finish(id, true, { status: res.status }, outputLine(id, response, null), res.text);
       return undefined;
     }
     const task = taskIdOf(kind, res.data);

@@ -85,6 +85,8 @@ export interface ApiResult<T> {
   status: number;
   requestId: string | undefined;
   headers: Record<string, string | string[] | undefined>;
+  /** The answer's text as received (JSON calls): `data` is its parse, this lets a caller keep it unchanged. */
+  text?: string;
 }
 
 /** An open event stream. */
@@ -253,6 +255,7 @@ export class GatewayClient {
       status: res.statusCode,
       requestId,
       headers: res.headers,
+      text,
     };
   }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/batch/errors.js';
 import { parseLine, isProblem } from '../../src/batch/input.js';
 import { Limits, type Ticket } from '../../src/batch/limits.js';
-import { outputId } from '../../src/batch/output.js';
+import { outputId, outputLine, serializeLine } from '../../src/batch/output.js';
 import { parseShard, shardOf } from '../../src/batch/shard.js';
 import {
   ConnectionError,
@@ -87,6 +87,32 @@ describe('batch lines', () => {
     expect(outputId('fox-1')).toBe(outputId('fox-1'));
     expect(outputId('fox-1')).not.toBe(outputId('fox-2'));
     expect(outputId('fox-1')).toMatch(/^batch_req_[0-9a-f]{16}$/);
+  });
+});
+
+describe('batch output lines', () => {
+  const body = { id: 'c1', choices: [{ index: 0, message: { role: 'assistant', content: 'héllo "x"' } }] };
+  const line = outputLine('c-1', { status_code: 200, request_id: 'req_1', body }, null);
+
+  it('writes the answer as it came when it fits on one line, and is the same JSON as serialising it', () => {
+    const raw = ` ${JSON.stringify(body, null, 1).replace(/\n/g, ' ')} `;
+    const text = serializeLine(line, raw);
+    expect(text).not.toMatch(/[\n\r]/);
+    expect(text).toContain(raw.trim());
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(line)));
+    expect(serializeLine(line, JSON.stringify(body))).toBe(JSON.stringify(line));
+    const noId = outputLine('c-2', { status_code: 200, request_id: null, body }, null);
+    expect(serializeLine(noId, JSON.stringify(body))).toBe(JSON.stringify(noId));
+  });
+
+  it('serialises again an answer spread over lines, an empty one, or a line with a task or files', () => {
+    const multi = JSON.stringify(body, null, 2);
+    expect(serializeLine(line, multi)).toBe(JSON.stringify(line));
+    expect(serializeLine(line, '\r\n')).toBe(JSON.stringify(line));
+    const task = outputLine('c-3', { status_code: 200, request_id: 'r', body }, null, { task: { id: 't' } });
+    expect(serializeLine(task, JSON.stringify(body))).toBe(JSON.stringify(task));
+    const failed = outputLine('c-4', null, { code: 'x', message: 'y' });
+    expect(serializeLine(failed, '{}')).toBe(JSON.stringify(failed));
   });
 });
 
