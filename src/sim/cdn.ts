@@ -67,13 +67,15 @@ export class Cdn {
   /** Starts listening. */
   async listen(host: string, port: number): Promise<void> {
     const server = createServer((req, res) => {
+      // Looked up once per request: a rule with `times` counts the requests it matched.
+      const faults = this.faults();
       // latency: the answer waits `ms` (tests pin download times so they do not ride on timer noise).
-      const ms = this.faults().find((f) => f.kind === 'latency')?.ms ?? 0;
+      const ms = faults.find((f) => f.kind === 'latency')?.ms ?? 0;
       if (ms <= 0) {
-        this.#serve(req, res);
+        this.#serve(req, res, faults);
         return;
       }
-      const t = setTimeout(() => this.#serve(req, res), ms);
+      const t = setTimeout(() => this.#serve(req, res, faults), ms);
       res.once('close', () => clearTimeout(t));
     });
     this.#server = server;
@@ -85,14 +87,13 @@ export class Cdn {
     this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${a.port}`;
   }
 
-  #serve(req: IncomingMessage, res: ServerResponse): void {
+  #serve(req: IncomingMessage, res: ServerResponse, faults: FaultRule[]): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const range = req.headers.range;
     this.requests.push({ method: req.method ?? 'GET', path, range });
     if (this.requests.length > 2 * CDN_LOG_LIMIT)
       this.requests.splice(0, this.requests.length - CDN_LOG_LIMIT);
     if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);
-    const faults = this.faults();
     if (faults.some((f) => f.kind === 'redirect-loop')) {
       res.writeHead(302, { location: this.baseUrl + path });
       res.end();
