@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fastClock } from '../helpers/clock.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startProxy } from '../helpers/proxy.js';
@@ -64,7 +65,9 @@ describe('proxies', () => {
   });
 
   it('downloads through the proxy too (the gateway and the redirect to the CDN origin)', async () => {
-    const sim = await useSim();
+    // The simulator runs on the wait's clock, so 30 s of virtual polls cannot end before its video does.
+    const clock = fastClock();
+    const sim = await useSim({ now: clock.now });
     const proxy = await startProxy({ 'gateway.internal': '127.0.0.1' });
     const dir = tempDir('gw-proxy-dl-');
     dirs.push(dir);
@@ -81,7 +84,7 @@ describe('proxies', () => {
     );
     expect(created.exitCode).toBe(0);
     const id = created.stdout.trim();
-    expect((await runGw(['video', 'wait', id, '--timeout', '30s'], { env })).exitCode).toBe(0);
+    expect((await runGw(['video', 'wait', id, '--timeout', '30s'], { env, clock })).exitCode).toBe(0);
     const out = join(dir, 'fox.mp4');
     const dl = await runGw(['video', 'download', id, '-o', out], { env });
     // The only note: the token crosses plain http (through the proxy too).

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fastClock } from '../helpers/clock.js';
 import { isolatedDirs, runGw } from '../helpers/gw.js';
-import { useSim } from '../helpers/sim.js';
+import { INSTANT, useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /**
@@ -77,7 +77,9 @@ describe('video wait --timeout', () => {
   });
 
   it('global flags still work after the verb: --json, --quiet', async () => {
-    const sim = await useSim();
+    // Done on creation: on the fast clock a minute of polls is ~50 ms of real time, which a video running 60 ms
+    // of the simulator's real timers outlived on a fast machine (exit 4). Flags are the point here, not states.
+    const sim = await useSim({ timings: INSTANT });
     const env = { ...sim.env, ...isolatedDirs() };
     const id = await createVideo(env, 'a fox');
     const r = await runGw(['video', 'wait', id, '--timeout', '1m', '--json', '--quiet'], {

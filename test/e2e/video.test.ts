@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fillerByte } from '../../src/sim/cdn.js';
 import { videoStore } from '../../src/sim/routes/videos.js';
 import { runBash, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
-import { fastClock } from '../helpers/clock.js';
+import { fastClock, type RunClock } from '../helpers/clock.js';
 import { useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -29,8 +29,8 @@ function bash(script: string, sim: Sim, ws: ReturnType<typeof workspace>): Promi
 }
 
 /** Runs gw in-process in the workspace (its work dir as the current directory), pointed at the simulator. */
-function gw(argv: string[], sim: Sim, ws: ReturnType<typeof workspace>): Promise<GwResult> {
-  return runGw(argv, { cwd: ws.work, env: wsEnv(sim, ws) });
+function gw(argv: string[], sim: Sim, ws: ReturnType<typeof workspace>, clock?: RunClock): Promise<GwResult> {
+  return runGw(argv, { cwd: ws.work, env: wsEnv(sim, ws), ...(clock ? { clock } : {}) });
 }
 
 /** Creates a video and waits for it (in-process); returns its id. */
@@ -56,14 +56,18 @@ echo "id=$id"
 `;
 
 /** The same three steps as WORKFLOW, in-process. */
-async function workflowInProcess(sim: Sim, ws: ReturnType<typeof workspace>): Promise<GwResult> {
+async function workflowInProcess(
+  sim: Sim,
+  ws: ReturnType<typeof workspace>,
+  clock: RunClock,
+): Promise<GwResult> {
   const c = await gw(
     ['video', 'create', 'a red fox in snow', '-m', 'clip-1.1-t2v', '--seconds', '5', '--resolution', '720p'],
     sim,
     ws,
   );
   const id = c.stdout.trim();
-  const w = await gw(['video', 'wait', id, '--timeout', '1m'], sim, ws);
+  const w = await gw(['video', 'wait', id, '--timeout', '1m'], sim, ws, clock);
   const d = await gw(['video', 'download', id, '-o', 'out.mp4'], sim, ws);
   return {
     exitCode: c.exitCode || w.exitCode || d.exitCode,
@@ -79,9 +83,13 @@ describe('the shell workflow of issue 4 (no TTY)', () => {
   ] as const)(
     'create → wait → download gives the exact bytes the simulator served (%s, %s)',
     async (state, how) => {
-      const sim = await useSim({ videoSuccessState: state });
+      // The simulator runs on the wait's clock: a minute of virtual polls is ~50 ms of real time, which a video
+      // of the simulator's real timers could outlive (exit 4 on a fast machine).
+      const clock = fastClock();
+      const sim = await useSim({ videoSuccessState: state, now: clock.now });
       const ws = workspace();
-      const r = how === 'in-process' ? await workflowInProcess(sim, ws) : await bash(WORKFLOW, sim, ws);
+      const r =
+        how === 'in-process' ? await workflowInProcess(sim, ws, clock) : await bash(WORKFLOW, sim, ws);
       expect(r.stderr).not.toMatch(/error:/);
       expect(r.exitCode).toBe(0);
       const id = /id=(\S+)/.exec(r.stdout)?.[1] ?? '';
