@@ -197,6 +197,11 @@ export function stats(values) {
  * `warmup` discarded rounds. Each variant is `() => Promise<number>` returning one measurement.
  */
 export async function interleave(variants, runs, warmup = 1) {
+  return (await interleaveRaw(variants, runs, warmup)).map(stats);
+}
+
+/** interleave()'s measurements themselves: one array per variant, round i at index i. */
+export async function interleaveRaw(variants, runs, warmup = 1) {
   const out = variants.map(() => []);
   for (let i = 0; i < warmup + runs; i++) {
     for (let v = 0; v < variants.length; v++) {
@@ -204,7 +209,7 @@ export async function interleave(variants, runs, warmup = 1) {
       if (i >= warmup) out[v].push(x);
     }
   }
-  return out.map(stats);
+  return out;
 }
 
 /** `12.3 ms [11.9–13.0]` */
