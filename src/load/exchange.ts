@@ -20,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
+import { SseBound } from '../client/sse.js';
 import type { Prepared, TextApi } from './workload.js';
 
 /** What one request produced (times in ms). */
@@ -184,6 +185,8 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   sse = false;
   parser: EventSourceParser | undefined;
   decoder: StringDecoder | undefined;
+  /** Caps the stream's unfinished line and event: a hostile endless one would grow the parser's buffers. */
+  bound: SseBound | undefined;
   chunkAt = 0;
   lastTokenAt = 0;
   done = false;
@@ -244,6 +247,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.parts = [];
     this.parser = undefined;
     this.decoder = undefined;
+    this.bound = undefined;
   }
 
   /** Settles with `code` and aborts the request on its connection. */
@@ -351,6 +355,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       this.sse = typeof ct === 'string' && ct.includes('text/event-stream');
       if (this.sse) {
         this.decoder = new StringDecoder('utf8');
+        this.bound = new SseBound();
         this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
       }
     }
@@ -362,7 +367,15 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.chunkAt = performance.now();
     if (this.settled) return;
     if (this.parser !== undefined && this.decoder !== undefined) {
-      this.parser.feed(this.decoder.write(chunk));
+      const text = this.decoder.write(chunk);
+      try {
+        this.bound?.feed(text);
+      } catch {
+        // An endless line or event: the gateway's answer is refused, as every other command refuses it.
+        this.#stop('response_too_large');
+        return;
+      }
+      this.parser.feed(text);
       if (this.failedCode !== undefined) {
         // The stream failed: record it, then stop reading.
         this.#stop(this.failedCode);

@@ -164,6 +164,23 @@ describe('answers that would eat memory or time', () => {
     expect(r.peakMb).toBeLessThan(200);
   });
 
+  it('an event of endless data: lines (no blank line ever) ends in response_too_large, memory bounded', async () => {
+    const base = await serve((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Every line ends; the event never does: the parser would join its data lines without bound.
+      const chunk = Buffer.from(`data: ${'b'.repeat(1000)}\n`.repeat(64));
+      const pump = (): void => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    });
+    const r = await gwWithPeak(['chat', '--stream', '-m', 'chat-3.7-plus', 'hi'], env(base));
+    expect(r.exitCode).toBe(1);
+    expect(lines(r.stderr)[0]).toMatch(/^error: response_too_large: .*event-stream event is longer than/);
+    expect(r.peakMb).toBeLessThan(200);
+  });
+
   it('a stream of keep-alive comments only still ends at --timeout (comments are not events)', async () => {
     const base = await serve((_q, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSse, decodeSseBatches, type SseEvent } from '../../../src/client/sse.js';
+import { decodeSse, decodeSseBatches, SseBound, type SseEvent } from '../../../src/client/sse.js';
 
 async function decode(chunks: Array<string | Uint8Array>): Promise<SseEvent[]> {
   async function* gen(): AsyncGenerator<string | Uint8Array> {
@@ -90,5 +90,58 @@ describe('decodeSseBatches', () => {
 
   it('confirms a CR at the very end of the stream as a line end', async () => {
     expect(await batches(['data: x\r\r'])).toEqual([['x']]);
+  });
+});
+
+describe('SseBound: an endless line or event is refused, finished events never are', () => {
+  const event = (i: number, eol: string): string =>
+    `event: e${i}${eol}data: ${'x'.repeat(200)}${eol}data: ${i}${eol}${eol}`;
+  const split = (text: string, n: number): string[] => {
+    const out: string[] = [];
+    for (let i = 0; i < text.length; i += n) out.push(text.slice(i, i + n));
+    return out;
+  };
+
+  it('lets any number of finished events through, however the chunks fall (LF, CRLF, CR, mixed)', () => {
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const text = Array.from({ length: 200 }, (_, i) => event(i, eol)).join('');
+      for (const n of [1, 2, 3, 5, 7, 64, 1000]) {
+        const b = new SseBound(300, event(199, eol).length + 2);
+        expect(
+          () => split(text, n).forEach((c) => b.feed(c)),
+          `eol ${JSON.stringify(eol)}, chunks of ${n}`,
+        ).not.toThrow();
+      }
+    }
+    // Keep-alive comments only: each is its own (empty) event.
+    const b = new SseBound(100, 100);
+    expect(() => {
+      for (let i = 0; i < 10_000; i++) b.feed(': keepalive\n\n');
+    }).not.toThrow();
+  });
+
+  it('refuses one event of many data: lines that never ends', () => {
+    const b = new SseBound(300, 10_000);
+    let fed = 0;
+    expect(() => {
+      for (;;) {
+        b.feed('data: 0123456789\n');
+        fed += 17;
+        if (fed > 1_000_000) break;
+      }
+    }).toThrow(/event-stream event is longer than 10000 characters/);
+    expect(fed).toBeLessThanOrEqual(10_017);
+  });
+
+  it('refuses an endless line, and CR then LF across chunks is one line end, not a blank line', () => {
+    const line = new SseBound(100, 10_000);
+    expect(() => line.feed(`data: ${'a'.repeat(200)}`)).toThrow(
+      /event-stream line is longer than 100 characters/,
+    );
+    // "data: x\r" + "\ndata: y\r" + "\n…": every chunk boundary splits a CRLF; none of them ends the event.
+    const crlf = new SseBound(100, 50);
+    expect(() => {
+      for (let i = 0; i < 20; i++) crlf.feed(i === 0 ? 'data: x\r' : '\ndata: x\r');
+    }).toThrow(/event is longer than 50/);
   });
 });

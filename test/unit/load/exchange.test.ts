@@ -214,4 +214,29 @@ describe('gw load reading a whole (non-streamed) answer', () => {
     });
     expect(aborted).toEqual(['interrupted', 'overloaded']);
   });
+
+  it('refuses an endless stream line or event (response_too_large) and stops reading it', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    const aborted: string[] = [];
+    const controller = {
+      abort: (e: Error & { code?: string }) => aborted.push(e.code ?? ''),
+    } as unknown as Dispatcher.DispatchController;
+    const line = Buffer.from(`data: ${'x'.repeat(1 << 20)}\n`);
+    const endless = (chunk: Buffer) => {
+      const steps: Array<[number, (h: Dispatcher.DispatchHandler) => void]> = [
+        [0, (h) => h.onRequestStart?.(controller, {})],
+        [1, (h) => h.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK')],
+      ];
+      // 40 MiB of one unfinished event (or line), far past either cap.
+      for (let i = 0; i < 40; i++) steps.push([2 + i, (h) => h.onResponseData?.(controller, chunk)]);
+      return scripted(clock, steps);
+    };
+    for (const chunk of [line, Buffer.from('x'.repeat(1 << 20))]) {
+      flight?.close();
+      flight = new Flight(60_000, new AbortController().signal);
+      const o = await exchange(target(endless(chunk)), req, undefined, 0, flight);
+      expect(o).toMatchObject({ ok: false, code: 'response_too_large' });
+    }
+    expect(aborted).toEqual(['response_too_large', 'response_too_large']);
+  });
 });
