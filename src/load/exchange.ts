@@ -40,8 +40,10 @@ export interface Outcome {
   lagMs: number;
   e2eMs: number;
   ttftMs?: number;
-  /** Gaps between successive content events. */
+  /** Gaps between successive content events (the first MAX_ITL_GAPS of them). */
   itlMs: number[];
+  /** The largest of all the gaps (kept or not); undefined with fewer than two content events. */
+  itlMaxMs?: number;
   /** Output tokens from the gateway's usage; undefined when it reported none. */
   outputTokens?: number;
   /** True when the run was interrupted while this request was in flight (not counted). */
@@ -51,6 +53,12 @@ export interface Outcome {
 /** Bytes kept of a successful non-streamed body (for its usage) and of an error body (for its code). */
 const MAX_OK_BODY = 1 << 20;
 const MAX_ERROR_BODY = 64 << 10;
+/**
+ * Gaps kept per request for the ITL histogram: 256 KB of numbers, far more than any answer's tokens. A stream that
+ * sends more content events than this (a hostile or runaway one) would otherwise grow the array until its
+ * timeout; its later gaps are left out of the histogram, while its largest gap still counts (itlMaxMs).
+ */
+export const MAX_ITL_GAPS = 32_768;
 
 /** Where to send, with what credentials. */
 export interface Target {
@@ -270,7 +278,11 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   token(): void {
     const out = this.out;
     if (out.ttftMs === undefined) out.ttftMs = this.chunkAt - this.t0;
-    else out.itlMs.push(this.chunkAt - this.lastTokenAt);
+    else {
+      const gap = this.chunkAt - this.lastTokenAt;
+      if (out.itlMs.length < MAX_ITL_GAPS) out.itlMs.push(gap);
+      if (out.itlMaxMs === undefined || gap > out.itlMaxMs) out.itlMaxMs = gap;
+    }
     this.lastTokenAt = this.chunkAt;
   }
 

@@ -124,7 +124,7 @@ export class Recorder {
       if (t.metric === 'e2e') v = o.e2eMs;
       else if (t.metric === 'ttft') v = o.ttftMs;
       else if (t.metric === 'tpot') v = tpot;
-      else v = o.itlMs.length > 0 ? Math.max(...o.itlMs) : undefined;
+      else v = o.itlMaxMs;
       if (v === undefined) continue;
       if (t.op === '<' ? !(v < t.ms) : !(v <= t.ms)) return false;
     }

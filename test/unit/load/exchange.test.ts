@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { exchange, Flight, type Target } from '../../../src/load/exchange.js';
+import { exchange, Flight, MAX_ITL_GAPS, type Target } from '../../../src/load/exchange.js';
+import { parseExpr, perRequestTerms } from '../../../src/load/expr.js';
+import { Recorder } from '../../../src/load/recorder.js';
 import type { Prepared } from '../../../src/load/workload.js';
 
 /**
@@ -238,5 +240,36 @@ describe('gw load reading a whole (non-streamed) answer', () => {
       expect(o).toMatchObject({ ok: false, code: 'response_too_large' });
     }
     expect(aborted).toEqual(['response_too_large', 'response_too_large']);
+  });
+
+  it('keeps at most MAX_ITL_GAPS gaps of a runaway stream, and its largest gap still decides goodput', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
+    const n = MAX_ITL_GAPS + 100;
+    const steps: Array<[number, (h: Dispatcher.DispatchHandler) => void]> = [
+      [0, (h) => h.onRequestStart?.(controller, {})],
+      [1, (h) => h.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK')],
+    ];
+    // A token every 1 ms, except one 500 ms gap after the kept ones.
+    let t = 10;
+    for (let i = 0; i < n; i++) {
+      t += i === n - 10 ? 500 : 1;
+      steps.push([t, (h) => h.onResponseData?.(controller, frame('x'))]);
+    }
+    steps.push([t + 1, (h) => h.onResponseData?.(controller, Buffer.from('data: [DONE]\n\n'))]);
+    steps.push([t + 2, (h) => h.onResponseEnd?.(controller, {})]);
+    flight = new Flight(60_000, new AbortController().signal);
+    const o = await exchange(target(scripted(clock, steps)), req, undefined, 0, flight);
+    expect(o.ok).toBe(true);
+    expect(o.itlMs).toHaveLength(MAX_ITL_GAPS);
+    expect(o.itlMaxMs).toBe(500);
+    // Goodput with itl<100ms: the request is not good, though every kept gap was 1 ms.
+    const strict = new Recorder(perRequestTerms(parseExpr('itl.max<100ms')));
+    strict.add(o);
+    expect(strict.ok).toBe(1);
+    expect(strict.good).toBe(0);
+    const loose = new Recorder(perRequestTerms(parseExpr('itl.max<1s')));
+    loose.add(o);
+    expect(loose.good).toBe(1);
   });
 });
