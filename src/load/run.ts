@@ -382,7 +382,7 @@ export async function runLoad(
   let code: number = ExitCode.ok;
   if (!sloPass) code = ExitCode.failure;
   if (steps.length > 0 && steps.every((st) => st.ok === 0) && !interrupted) {
-    ctx.out.warn('no request succeeded');
+    ctx.out.warn(`no request succeeded${unreachable(steps, base.origin)}`);
     code = ExitCode.failure;
   }
   if (baseline !== undefined) {
@@ -433,4 +433,17 @@ export async function printReport(ctx: Context, report: RunReport): Promise<void
   }
   if (report.stopped !== null) ctx.out.line(`stopped early: ${report.stopped}`);
   if (report.slo !== null) ctx.out.line(`slo ${report.slo.expr}: ${report.slo.pass ? 'met' : 'MISSED'}`);
+}
+
+/** Codes of a request that never reached the gateway (its host or port), as undici and Node name them. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** When every failure of a run is a gateway nobody reached: what to check (else empty). */
+function unreachable(
+  steps: ReadonlyArray<{ errors_by_code: Record<string, number> }>,
+  origin: string,
+): string {
+  const codes = new Set(steps.flatMap((st) => Object.keys(st.errors_by_code)));
+  if (codes.size === 0 || ![...codes].every((c) => UNREACHABLE.has(c))) return '';
+  return `: nothing answered at ${origin} (${[...codes].join(', ')}); is the gateway up, and the base URL right?`;
 }

@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -307,6 +309,32 @@ describe('gw load live progress', () => {
     const plain = await runGw(args, { env: sim.env });
     expect(plain.stderr).not.toMatch(/in flight/);
     expect(plain.stdout).toMatch(/requests: +12 in/);
+  });
+});
+
+describe('gw load against nothing', () => {
+  it('a gateway nobody reaches: every request failed, exit 1, and the warning says what to check', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const r = await runGw([...M, '--requests', '6', '--concurrency', '2'], {
+      env: { GW_BASE_URL: `http://127.0.0.1:${port}`, GW_TOKEN: 'sk-test-0000' },
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toMatch(/6 failed/);
+    expect(r.stderr).toContain(
+      `warning: no request succeeded: nothing answered at http://127.0.0.1:${port} (ECONNREFUSED); is the gateway up, and the base URL right?`,
+    );
+  });
+
+  it('a gateway that answers but fails every request gets no such hint', async () => {
+    const sim = await useSim();
+    sim.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'status', status: 503 });
+    const r = await runGw([...M, '--requests', '4', '--concurrency', '2', '--no-stream'], { env: sim.env });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/warning: no request succeeded\n/);
   });
 });
 
