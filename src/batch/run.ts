@@ -4,6 +4,7 @@
  * adaptive per-model limits, within the budgets, recording every step in the state log before it matters.
  */
 import { join } from 'node:path';
+import { ConnectionError, type ConnectionFailure } from '../client/errors.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { DownloadAnswer } from '../core/download.js';
 import { estimateRequest, impliedSpend, type Currency } from '../contract/estimate.js';
@@ -117,6 +118,10 @@ export class Engine {
   #budgetNote: string | undefined;
   #fatal: Error | undefined;
   #followers = new Set<Promise<void>>();
+  /** Some request of this run got an answer from the gateway (any status). */
+  #reached = false;
+  /** The last create that never reached the gateway (a connection that never opened). */
+  #lastUnreached: unknown;
 
   constructor(
     private readonly ctx: Context,
@@ -292,8 +297,14 @@ export class Engine {
           this.stats.sending--;
         }
       },
-      giveUp: (line, attempts, last) =>
-        this.#finish(
+      giveUp: (line, attempts, last) => {
+        // The first line out of attempts while nothing ever answered: a wrong URL or a gateway that is down. Every
+        // other line would spend as long failing the same way; stop, with nothing created and the line still unsent.
+        if (!this.#reached && this.#lastUnreached !== undefined) {
+          this.#setFatal(this.#unreachable(attempts), { grace: true });
+          return Promise.resolve();
+        }
+        return this.#finish(
           line.customId,
           false,
           { code: last.code },
@@ -301,7 +312,8 @@ export class Engine {
             code: last.code,
             message: `not sent after ${attempts} attempts: ${last.message}`,
           }),
-        ),
+        );
+      },
       stopped: () => this.#stop.signal.aborted || this.#fatal !== undefined,
       room: () => this.#followers.size < followCap,
       fatal: (e) => this.#setFatal(e),
@@ -319,10 +331,32 @@ export class Engine {
     await source.return?.(undefined);
   }
 
-  #setFatal(e: unknown): void {
+  /** The error that ends a run whose creates never reached the gateway: the connection's own, said so. */
+  #unreachable(attempts: number): Error {
+    const e = this.#lastUnreached;
+    const what = `no create reached the gateway in ${attempts} attempts, so nothing was created; once it answers, the same command sends everything: ${this.o.resume}`;
+    if (e instanceof ConnectionError) {
+      return new ConnectionError(`${e.message} (${what})`, {
+        code: e.code as ConnectionFailure,
+        host: e.host,
+        tls: e.tls,
+        requestId: e.requestId,
+        cause: e,
+      });
+    }
+    return new GwError(`${e instanceof Error ? e.message : String(e)} (${what})`);
+  }
+
+  /**
+   * Ends the run with `e`. `grace`: the creates in flight get the grace period to land their answers (as on Ctrl-C),
+   * instead of being cut at once and left in doubt.
+   */
+  #setFatal(e: unknown, o: { grace?: boolean } = {}): void {
     this.#fatal ??= e instanceof Error ? e : new GwError(String(e));
     this.#stop.abort(this.#fatal);
-    this.#cut.abort(this.#fatal);
+    const fatal = this.#fatal;
+    if (o.grace === true) setTimeout(() => this.#cut.abort(fatal), this.o.graceMs ?? 5000).unref();
+    else this.#cut.abort(fatal);
     this.#scheduler?.wake();
   }
 
@@ -349,6 +383,7 @@ export class Engine {
     } catch (e) {
       const out = classify(e);
       if (out.kind === 'rate-limited') {
+        this.#reached = true;
         this.#limits.release(ticket, 'rate-limited', out.retryAfterMs);
         const r = { e: 'unsent' as const, id, at: Date.now(), code: out.code };
         this.state.apply(r);
@@ -357,7 +392,9 @@ export class Engine {
         return { rateLimited: true, waitMs: 0, code: out.code, message: out.message };
       }
       this.#limits.release(ticket, 'other');
+      if (out.kind !== 'not-sent' && out.kind !== 'doubt') this.#reached = true;
       if (out.kind === 'not-sent') {
+        this.#lastUnreached = e;
         const r = { e: 'unsent' as const, id, at: Date.now(), code: out.code };
         this.state.apply(r);
         await this.writer.append(r);
@@ -389,6 +426,7 @@ export class Engine {
       return undefined;
     }
     this.#limits.release(ticket, 'ok');
+    this.#reached = true;
     const response = { status_code: res.status, request_id: res.requestId ?? null, body: res.data };
     const kind = line.endpoint.kind;
     if (kind === 'sync') {

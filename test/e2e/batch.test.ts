@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -436,6 +437,49 @@ describe('gw batch run', () => {
     expect(jsonl(join(out, 'results.jsonl')).map((x) => x.custom_id)).toEqual(['i1']);
     expect(jsonl(join(out, 'errors.jsonl'))).toEqual([]);
     expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
+  });
+
+  it('a gateway nobody reaches ends the run after the first line’s attempts, nothing sent; the same command sends all later', async () => {
+    const d = tmp();
+    const home = isolatedDirs();
+    const file = writeInput(
+      d,
+      Array.from({ length: 30 }, (_, i) => chat(`u${i}`)),
+    );
+    const out = join(d, 'out');
+    // A port that was free a moment ago: nothing listens there.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const dead = { GW_BASE_URL: `http://127.0.0.1:${port}`, GW_TOKEN: TOKEN };
+    const argv = ['batch', 'run', file, '--out', out, '--concurrency', '2', '--max-attempts', '2'];
+    const r = await gw(argv, dead, home);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: connection_refused: POST \/v1\/chat\/completions: connection refused by/,
+    );
+    expect(r.stderr).toContain(
+      `(no create reached the gateway in 2 attempts, so nothing was created; once it answers, the same command sends everything: gw batch run ${file} --out ${out}`,
+    );
+    // It stopped at the first line out of attempts: at most the lines in flight were tried, none given up as failed.
+    expect(existsSync(join(out, 'results.jsonl')) ? jsonl(join(out, 'results.jsonl')) : []).toEqual([]);
+    expect(existsSync(join(out, 'errors.jsonl')) ? jsonl(join(out, 'errors.jsonl')) : []).toEqual([]);
+    const tried = new Set(
+      readFileSync(join(out, 'state.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { e: string; id?: string })
+        .filter((x) => x.e === 'send')
+        .map((x) => x.id),
+    );
+    expect(tried.size).toBeLessThanOrEqual(4);
+    // Once the gateway answers, the same command sends every line, each once.
+    const s = await sim();
+    const again = await gw(argv, s.env, home);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(30);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(30);
   });
 
   it('--timeout ends the run with exit 4, keeps the created task, and the same command follows it', async () => {
