@@ -147,11 +147,20 @@ describe('answers that would eat memory or time', () => {
     expect(r.peakMb).toBeLessThan(200);
   });
 
-  it('an endless data: line ends in response_too_large, memory bounded', async () => {
+  it.each([
+    // One line that never ends.
+    ['an endless data: line', 'data: ', Buffer.alloc(1 << 16, 0x61), 'line'],
+    // Every line ends, the event never does: the parser would join its data lines without bound.
+    [
+      'an event of endless data: lines (no blank line ever)',
+      '',
+      Buffer.from(`data: ${'b'.repeat(1000)}\n`.repeat(64)),
+      'event',
+    ],
+  ])('%s ends in response_too_large, memory bounded', async (_what, head, chunk, cap) => {
     const base = await serve((_q, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: ');
-      const chunk = Buffer.alloc(1 << 16, 0x61);
+      res.write(head);
       const pump = (): void => {
         while (!res.destroyed && res.write(chunk));
         if (!res.destroyed) res.once('drain', pump);
@@ -160,24 +169,9 @@ describe('answers that would eat memory or time', () => {
     });
     const r = await gwWithPeak(['chat', '--stream', '-m', 'chat-3.7-plus', 'hi'], env(base));
     expect(r.exitCode).toBe(1);
-    expect(lines(r.stderr)[0]).toMatch(/^error: response_too_large: .*event-stream line is longer than/);
-    expect(r.peakMb).toBeLessThan(200);
-  });
-
-  it('an event of endless data: lines (no blank line ever) ends in response_too_large, memory bounded', async () => {
-    const base = await serve((_q, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      // Every line ends; the event never does: the parser would join its data lines without bound.
-      const chunk = Buffer.from(`data: ${'b'.repeat(1000)}\n`.repeat(64));
-      const pump = (): void => {
-        while (!res.destroyed && res.write(chunk));
-        if (!res.destroyed) res.once('drain', pump);
-      };
-      pump();
-    });
-    const r = await gwWithPeak(['chat', '--stream', '-m', 'chat-3.7-plus', 'hi'], env(base));
-    expect(r.exitCode).toBe(1);
-    expect(lines(r.stderr)[0]).toMatch(/^error: response_too_large: .*event-stream event is longer than/);
+    expect(lines(r.stderr)[0]).toMatch(
+      new RegExp(`^error: response_too_large: .*event-stream ${cap} is longer than`),
+    );
     expect(r.peakMb).toBeLessThan(200);
   });
 

@@ -53,6 +53,15 @@ function chatStream(written: number, first: number, second: number, end: number)
     ]);
 }
 
+/** A controller that records the code of each abort. */
+function recordingController(): { aborted: string[]; controller: Dispatcher.DispatchController } {
+  const aborted: string[] = [];
+  const controller = {
+    abort: (e: Error & { code?: string }) => aborted.push(e.code ?? ''),
+  } as unknown as Dispatcher.DispatchController;
+  return { aborted, controller };
+}
+
 const req: Prepared = { api: 'chat', stream: true, path: '/v1/chat/completions', body: Buffer.from('{}') };
 
 function target(dispatcher: Dispatcher): Target {
@@ -190,10 +199,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
 
   it('aborts the request on its connection when it is cancelled or its stream fails', async () => {
     vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
-    const aborted: string[] = [];
-    const controller = {
-      abort: (e: Error & { code?: string }) => aborted.push(e.code ?? ''),
-    } as unknown as Dispatcher.DispatchController;
+    const { aborted, controller } = recordingController();
     // Written, then silence: Ctrl-C (Flight.abortAll) ends it as cancelled and aborts it.
     flight = new Flight(60_000, new AbortController().signal);
     const silent = scripted(clock, [[0, (h) => h.onRequestStart?.(controller, {})]]);
@@ -219,10 +225,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
 
   it('refuses an endless stream line or event (response_too_large) and stops reading it', async () => {
     vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
-    const aborted: string[] = [];
-    const controller = {
-      abort: (e: Error & { code?: string }) => aborted.push(e.code ?? ''),
-    } as unknown as Dispatcher.DispatchController;
+    const { aborted, controller } = recordingController();
     const line = Buffer.from(`data: ${'x'.repeat(1 << 20)}\n`);
     const endless = (chunk: Buffer) => {
       const steps: Array<[number, (h: Dispatcher.DispatchHandler) => void]> = [
