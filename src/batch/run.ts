@@ -354,9 +354,11 @@ export class Engine {
   #setFatal(e: unknown, o: { grace?: boolean } = {}): void {
     this.#fatal ??= e instanceof Error ? e : new GwError(String(e));
     this.#stop.abort(this.#fatal);
-    const fatal = this.#fatal;
-    if (o.grace === true) setTimeout(() => this.#cut.abort(fatal), this.o.graceMs ?? 5000).unref();
-    else this.#cut.abort(fatal);
+    // A create cut off is in doubt (it may have reached the gateway): the cut is an interruption, never the fatal
+    // error itself, whose status (a 401) would pass the create off as refused, and so as safe to send again.
+    const cut = (): void => this.#cut.abort(new InterruptedError());
+    if (o.grace === true) setTimeout(cut, this.o.graceMs ?? 5000).unref();
+    else cut();
     this.#scheduler?.wake();
   }
 
@@ -401,10 +403,12 @@ export class Engine {
         return { rateLimited: false, waitMs: 1000, code: out.code, message: out.message };
       }
       if (out.kind === 'auth') {
+        // Stopped first, so no other create starts while this is written; the creates in flight get their grace
+        // to land (they are answered, refused too, or left in doubt).
+        this.#setFatal(out.error, { grace: true });
         const r = { e: 'unsent' as const, id, at: Date.now(), code: 'auth' };
         this.state.apply(r);
         await this.writer.append(r);
-        this.#setFatal(out.error);
         return undefined;
       }
       if (out.kind === 'failed') {

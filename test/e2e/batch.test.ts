@@ -482,6 +482,34 @@ describe('gw batch run', () => {
     expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(30);
   });
 
+  it('a 401 mid-run ends it (exit 3) and the creates in flight land their answers instead of being left in doubt', async () => {
+    const s = await sim();
+    // The embeddings line is refused at once; the chat lines take 300 ms, so three are in flight when it is.
+    s.sim.addFault({ route: 'POST /v1/embeddings', kind: 'status', status: 401, times: 1 });
+    s.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'latency', ms: 300 });
+    const d = tmp();
+    const home = isolatedDirs();
+    const embed: Line = {
+      custom_id: 'e0',
+      method: 'POST',
+      url: '/v1/embeddings',
+      body: { model: 'text-embedding-v4', input: ['hi'], dimensions: 4 },
+    };
+    const file = writeInput(d, [embed, ...Array.from({ length: 11 }, (_, i) => chat(`k${i}`))]);
+    const out = join(d, 'out');
+    const argv = ['batch', 'run', file, '--out', out, '--concurrency', '4'];
+    const r = await gw(argv, s.env, home);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(existsSync(join(out, 'errors.jsonl')) ? jsonl(join(out, 'errors.jsonl')) : []).toEqual([]);
+    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(3);
+    // With a good token again, the same command sends the rest: every line answered, the refused one sent twice.
+    s.sim.clearFaults();
+    const again = await gw(argv, s.env, home);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(12);
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(13);
+  });
+
   it('--timeout ends the run with exit 4, keeps the created task, and the same command follows it', async () => {
     const s = await sim();
     const d = tmp();
