@@ -1,7 +1,9 @@
 /**
  * After a crash: an item whose last record is "sending" had its create in flight when the process died. If its
  * answer reached results.jsonl / errors.jsonl (written before the state record), it is finished; otherwise the
- * create may or may not have reached the gateway: it is in doubt, and only resent on request.
+ * create may or may not have reached the gateway: it is in doubt, and only resent on request. An item whose last
+ * record is "created" (a task being followed) is finished the same way when its line made it to a file before the
+ * state record did; otherwise it is followed again.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -51,14 +53,20 @@ export async function reconcile(
   resendInDoubt: boolean,
 ): Promise<void> {
   const sending = new Set<string>();
-  for (const [id, s] of state.status) if (s === 'sending') sending.add(id);
-  if (sending.size > 0) {
+  const open = new Set<string>();
+  for (const [id, s] of state.status) {
+    if (s === 'sending') sending.add(id);
+    if (s === 'sending' || s === 'created') open.add(id);
+  }
+  if (open.size > 0) {
     const found = new Map<string, { file: 'results' | 'errors'; code?: string }>();
-    await findLines(join(dir, RESULTS_FILE), sending, found, 'results');
-    await findLines(join(dir, ERRORS_FILE), sending, found, 'errors');
-    for (const id of sending) {
+    await findLines(join(dir, RESULTS_FILE), open, found, 'results');
+    await findLines(join(dir, ERRORS_FILE), open, found, 'errors');
+    for (const id of open) {
       const f = found.get(id);
       const at = Date.now();
+      // A followed task whose line is not in a file is simply followed again.
+      if (!sending.has(id) && (f === undefined || f.code === 'in_doubt')) continue;
       if (f?.file === 'results') {
         const r = { e: 'done' as const, id, at, status: 200 };
         state.apply(r);

@@ -1,9 +1,15 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/batch/errors.js';
 import { parseLine, isProblem } from '../../src/batch/input.js';
 import { Limits, type Ticket } from '../../src/batch/limits.js';
 import { outputId, outputLine, serializeLine } from '../../src/batch/output.js';
+import { reconcile } from '../../src/batch/reconcile.js';
 import { parseShard, shardOf } from '../../src/batch/shard.js';
+import type { BatchState } from '../../src/batch/state.js';
+import { BatchWriter, loadState } from '../../src/batch/state.js';
 import {
   ConnectionError,
   GatewayError,
@@ -224,5 +230,57 @@ describe('batch limits (AIMD)', () => {
     l.release(a, 'ok');
     await p;
     expect(l.inFlight).toBe(2);
+  });
+});
+
+describe('batch reconcile after a crash', () => {
+  it('settles a followed task whose line reached results.jsonl before its state record; follows the others again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-reconcile-'));
+    try {
+      const rec = (o: Record<string, unknown>): string => JSON.stringify({ at: 1, ...o });
+      const send = (id: string): string => rec({ e: 'send', id, url: '/v1/videos', model: 'clip-1.1-t2v' });
+      const created = (id: string): string => rec({ e: 'created', id, task: `video_${id}`, kind: 'video' });
+      // d1: created, its result line written, then the kill (no "done"). d2: created, followed, nothing written.
+      // d3: its create in flight. d4: created, then its task failed (the errors line made it, the record not).
+      writeFileSync(
+        join(dir, 'state.jsonl'),
+        [
+          send('d1'),
+          created('d1'),
+          send('d2'),
+          created('d2'),
+          send('d3'),
+          send('d4'),
+          created('d4'),
+          '',
+        ].join('\n'),
+      );
+      const line = (id: string, error: { code: string; message: string } | null): string =>
+        JSON.stringify(
+          outputLine(id, error ? null : { status_code: 200, request_id: null, body: {} }, error),
+        );
+      writeFileSync(join(dir, 'results.jsonl'), `${line('d1', null)}\n`);
+      writeFileSync(
+        join(dir, 'errors.jsonl'),
+        `${line('d4', { code: 'video_failed', message: 'failed' })}\n`,
+      );
+      const state = (await loadState(dir)) as BatchState;
+      const writer = await BatchWriter.open(dir);
+      await reconcile(dir, state, writer, false);
+      await writer.close();
+      expect(Object.fromEntries(['d1', 'd2', 'd3', 'd4'].map((id) => [id, state.status.get(id)]))).toEqual({
+        d1: 'done',
+        d2: 'created',
+        d3: 'doubt',
+        d4: 'failed',
+      });
+      expect([...state.created.keys()]).toEqual(['d2']);
+      // The same, read back from the log: the settlements are durable.
+      const again = (await loadState(dir)) as BatchState;
+      expect(again.status.get('d1')).toBe('done');
+      expect(again.status.get('d4')).toBe('failed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
