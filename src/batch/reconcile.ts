@@ -9,13 +9,22 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { impliedSpend } from '../contract/estimate.js';
 import { outputLine } from './output.js';
 import { ERRORS_FILE, RESULTS_FILE, type BatchState, type BatchWriter } from './state.js';
+
+/** What a line of results.jsonl / errors.jsonl says of an item. */
+interface Found {
+  file: 'results' | 'errors';
+  code?: string;
+  /** The followed task's final record (the line's `task`). */
+  task?: Record<string, unknown>;
+}
 
 async function findLines(
   path: string,
   ids: Set<string>,
-  found: Map<string, { file: 'results' | 'errors'; code?: string }>,
+  found: Map<string, Found>,
   file: 'results' | 'errors',
 ): Promise<void> {
   try {
@@ -36,12 +45,15 @@ async function findLines(
     }
     if (!ids.has(id)) continue;
     let code: string | undefined;
+    let task: Record<string, unknown> | undefined;
     try {
-      code = (JSON.parse(line) as { error?: { code?: string } | null }).error?.code;
+      const o = JSON.parse(line) as { error?: { code?: string } | null; task?: unknown };
+      code = o.error?.code;
+      if (o.task !== null && typeof o.task === 'object') task = o.task as Record<string, unknown>;
     } catch {
       code = undefined;
     }
-    found.set(id, { file, ...(code !== undefined ? { code } : {}) });
+    found.set(id, { file, ...(code !== undefined ? { code } : {}), ...(task !== undefined ? { task } : {}) });
   }
 }
 
@@ -59,7 +71,7 @@ export async function reconcile(
     if (s === 'sending' || s === 'created') open.add(id);
   }
   if (open.size > 0) {
-    const found = new Map<string, { file: 'results' | 'errors'; code?: string }>();
+    const found = new Map<string, Found>();
     await findLines(join(dir, RESULTS_FILE), open, found, 'results');
     await findLines(join(dir, ERRORS_FILE), open, found, 'errors');
     for (const id of open) {
@@ -68,7 +80,11 @@ export async function reconcile(
       // A followed task whose line is not in a file is simply followed again.
       if (!sending.has(id) && (f === undefined || f.code === 'in_doubt')) continue;
       if (f?.file === 'results') {
-        const r = { e: 'done' as const, id, at, status: 200 };
+        // A followed task's line carries its final record: the spend it implies, as the run would have recorded.
+        const url = state.created.get(id)?.url;
+        const spend = url !== undefined ? impliedSpend(url, undefined, f.task) : undefined;
+        const implied = spend !== undefined ? { c: spend.currency, a: spend.amount } : undefined;
+        const r = { e: 'done' as const, id, at, status: 200, ...(implied !== undefined ? { implied } : {}) };
         state.apply(r);
         await writer.append(r);
       } else if (f?.file === 'errors' && f.code !== 'in_doubt') {

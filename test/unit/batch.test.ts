@@ -259,7 +259,16 @@ describe('batch reconcile after a crash', () => {
         JSON.stringify(
           outputLine(id, error ? null : { status_code: 200, request_id: null, body: {} }, error),
         );
-      writeFileSync(join(dir, 'results.jsonl'), `${line('d1', null)}\n`);
+      const d1 = outputLine('d1', { status_code: 200, request_id: null, body: {} }, null, {
+        task: {
+          id: 'video_d1',
+          status: 'completed',
+          model: 'clip-1.1-t2v',
+          seconds: '5',
+          resolution: '720p',
+        },
+      });
+      writeFileSync(join(dir, 'results.jsonl'), `${JSON.stringify(d1)}\n`);
       writeFileSync(
         join(dir, 'errors.jsonl'),
         `${line('d4', { code: 'video_failed', message: 'failed' })}\n`,
@@ -275,6 +284,8 @@ describe('batch reconcile after a crash', () => {
         d4: 'failed',
       });
       expect([...state.created.keys()]).toEqual(['d2']);
+      // The settled task's spend, from its final record: 5 s of clip-1.1 at 720p.
+      expect(state.implied.get('d1')).toEqual({ c: 'CNY', a: 4.5 });
       // The same, read back from the log: the settlements are durable.
       const again = (await loadState(dir)) as BatchState;
       expect(again.status.get('d1')).toBe('done');
