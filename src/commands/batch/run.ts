@@ -73,15 +73,17 @@ resent (see gw batch status; gw batch retry --in-doubt resends it). Only a 429 o
 is resent automatically: a 429 pauses that model for every sender until its Retry-After, and refused items go
 before new lines. --max-attempts counts the sends of one item that created nothing; a 429 counts only when no
 other create of that model was accepted since the item's previous 429 (a gateway that merely rate-limits gets
-every item through; one that refuses everything ends them). Running the same command again skips what is done,
-follows what was created, and sends what was never sent; Ctrl-C prints that command. Videos and beta tasks are
+every item through; one that refuses everything ends them). A gateway nobody reaches ends the run when the first
+line runs out of attempts while nothing answered (nothing created). Running the same command again skips what is
+done, follows what was created, and sends what was never sent; Ctrl-C prints that command. Videos and beta tasks are
 polled like gw video wait and downloaded like gw video download (atomic, resumable), the soonest to expire
 first; their polls and downloads also wait out their model's pause, and their 429s pause it.
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
 billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
 start when a line is unpriced, unless --allow-unpriced. Exit 0 all succeeded, 1 any failed, in doubt or not
-submitted (budget), 2 bad input, 4 --timeout, 130 Ctrl-C. --json prints a summary document.
+submitted (budget), or the gateway unreachable, 2 bad input, 3 token refused (or a host name that does not
+resolve), 4 --timeout, 130 Ctrl-C. --json prints a summary document.
 
 Examples (against gw sim: GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-local-0000):
   printf '%s\\n' \\
