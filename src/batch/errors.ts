@@ -4,6 +4,7 @@
  * failed); anything else — a connection lost after the request was written, a timeout waiting for the answer, an
  * answer that could not be read — may have created it: in doubt, never resent silently.
  */
+import { NEVER_CONNECTED_CODES } from '../client/network-errors.js';
 import { GwError, InterruptedError, TimeoutError, UsageError } from '../core/errors.js';
 
 /** How a create ended, when it did not succeed. */
@@ -20,20 +21,6 @@ export type SendOutcome =
     }
   | { kind: 'auth'; error: Error }
   | { kind: 'doubt'; code: string; message: string; requestId?: string | undefined };
-
-/** undici (and Node's net) codes of a connection that was never established: no byte of the request left. */
-const CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_FAIL',
-  'EAI_NONAME',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_CONNECT',
-]);
 
 /** The client's own names for failures before any request byte could leave (refused, DNS, TLS, proxy tunnel). */
 const NOT_SENT_FAILURES = new Set(['connection_refused', 'dns_failed', 'tls_failed', 'proxy_failed']);
@@ -85,7 +72,7 @@ export function classify(e: unknown): SendOutcome {
   if (!interrupted && !(e instanceof TimeoutError)) {
     if (code !== undefined && NOT_SENT_FAILURES.has(code)) return { kind: 'not-sent', code, message };
     const c = codes(e);
-    const connect = c.find((x) => CONNECT_CODES.has(x));
+    const connect = c.find((x) => NEVER_CONNECTED_CODES.has(x));
     if (connect !== undefined) return { kind: 'not-sent', code: connect, message };
   }
   return {

@@ -9,6 +9,20 @@ export interface NetworkFailure {
   tls?: 'certificate' | 'protocol';
 }
 
+/** undici (and Node's net) codes of a connection that was never established: no byte of the request left. */
+export const NEVER_CONNECTED_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NONAME',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CONNECT',
+]);
+
 /** OpenSSL's verification failures: the peer's certificate is not trusted for this name. */
 const CERT_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT',

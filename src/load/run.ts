@@ -18,6 +18,7 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'undici';
 import type { Context } from '../commands/context.js';
+import { NEVER_CONNECTED_CODES } from '../client/network-errors.js';
 import { ConfigError, ExitCode, UsageError } from '../core/errors.js';
 import { seededRandom } from './arrivals.js';
 import { compareReports, renderComparison } from './compare.js';
@@ -435,15 +436,12 @@ export async function printReport(ctx: Context, report: RunReport): Promise<void
   if (report.slo !== null) ctx.out.line(`slo ${report.slo.expr}: ${report.slo.pass ? 'met' : 'MISSED'}`);
 }
 
-/** Codes of a request that never reached the gateway (its host or port), as undici and Node name them. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
 /** When every failure of a run is a gateway nobody reached: what to check (else empty). */
 function unreachable(
   steps: ReadonlyArray<{ errors_by_code: Record<string, number> }>,
   origin: string,
 ): string {
   const codes = new Set(steps.flatMap((st) => Object.keys(st.errors_by_code)));
-  if (codes.size === 0 || ![...codes].every((c) => UNREACHABLE.has(c))) return '';
+  if (codes.size === 0 || ![...codes].every((c) => NEVER_CONNECTED_CODES.has(c))) return '';
   return `: nothing answered at ${origin} (${[...codes].join(', ')}); is the gateway up, and the base URL right?`;
 }
