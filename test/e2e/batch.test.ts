@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimHandle, StartSimOptions } from '../../src/sim/server.js';
 import { isolatedDirs, runBash, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { closedPort } from '../helpers/servers.js';
 
 /**
  * `gw batch` end to end against gw sim: in-process through main() (runGw), except where a real process is the
@@ -114,6 +114,20 @@ async function untilState(
 /** gw in-process (main() with captured streams). */
 function gw(argv: string[], env: Record<string, string>, home: Record<string, string>): Promise<GwResult> {
   return runGw(argv, { env: { ...home, ...env } });
+}
+
+/** The same command again: exit 0, `lines` results in all, and the simulator saw `posts` creates in all. */
+async function rerunCompletes(
+  argv: string[],
+  s: SimHandle & { env: Record<string, string> },
+  home: Record<string, string>,
+  out: string,
+  want: { lines: number; posts: number },
+): Promise<void> {
+  const again = await gw(argv, s.env, home);
+  expect(again.exitCode, again.stderr).toBe(0);
+  expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(want.lines);
+  expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(want.posts);
 }
 
 describe('gw batch run', () => {
@@ -447,11 +461,7 @@ describe('gw batch run', () => {
       Array.from({ length: 30 }, (_, i) => chat(`u${i}`)),
     );
     const out = join(d, 'out');
-    // A port that was free a moment ago: nothing listens there.
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise<void>((r) => probe.close(() => r()));
+    const port = await closedPort();
     const dead = { GW_BASE_URL: `http://127.0.0.1:${port}`, GW_TOKEN: TOKEN };
     const argv = ['batch', 'run', file, '--out', out, '--concurrency', '2', '--max-attempts', '2'];
     const r = await gw(argv, dead, home);
@@ -476,10 +486,7 @@ describe('gw batch run', () => {
     expect(tried.size).toBeLessThanOrEqual(4);
     // Once the gateway answers, the same command sends every line, each once.
     const s = await sim();
-    const again = await gw(argv, s.env, home);
-    expect(again.exitCode, again.stderr).toBe(0);
-    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(30);
-    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(30);
+    await rerunCompletes(argv, s, home, out, { lines: 30, posts: 30 });
   });
 
   it('a 401 mid-run ends it (exit 3) and the creates in flight land their answers instead of being left in doubt', async () => {
@@ -504,10 +511,7 @@ describe('gw batch run', () => {
     expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(3);
     // With a good token again, the same command sends the rest: every line answered, the refused one sent twice.
     s.sim.clearFaults();
-    const again = await gw(argv, s.env, home);
-    expect(again.exitCode, again.stderr).toBe(0);
-    expect(jsonl(join(out, 'results.jsonl'))).toHaveLength(12);
-    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(13);
+    await rerunCompletes(argv, s, home, out, { lines: 12, posts: 13 });
   });
 
   it('--timeout ends the run with exit 4, keeps the created task, and the same command follows it', async () => {

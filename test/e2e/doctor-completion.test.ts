@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gwBinDir, isolatedDirs, runGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { closedPort } from '../helpers/servers.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dirs: string[] = [];
@@ -23,15 +23,6 @@ interface DoctorDoc {
 
 function doc(stdout: string): DoctorDoc {
   return JSON.parse(stdout) as DoctorDoc;
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe('gw doctor', () => {

@@ -1,6 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +6,7 @@ import type { RunReport } from '../../src/load/schema.js';
 import type { SimCapacity } from '../../src/sim/config.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { closedPort } from '../helpers/servers.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -314,11 +313,7 @@ describe('gw load live progress', () => {
 
 describe('gw load against nothing', () => {
   it('a gateway nobody reaches: every request failed, exit 1, and the warning says what to check', async () => {
-    // A port that was free a moment ago: nothing listens there.
-    const server = createServer();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-    await new Promise<void>((r) => server.close(() => r()));
+    const port = await closedPort();
     const r = await runGw([...M, '--requests', '6', '--concurrency', '2'], {
       env: { GW_BASE_URL: `http://127.0.0.1:${port}`, GW_TOKEN: 'sk-test-0000' },
     });

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { afterEach } from 'vitest';
 
 /** An http or https server. */
@@ -23,4 +24,13 @@ afterEach(async () => {
 export function closeAfterTest<S extends Closable>(server: S): S {
   open.push(server);
   return server;
+}
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }
