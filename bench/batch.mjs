@@ -132,8 +132,10 @@ export async function batch() {
       min: THROUGHPUT_LINES / (s.max / 1000),
       max: THROUGHPUT_LINES / (s.min / 1000),
     });
-    const gwRate = perSec(stats(gwRuns));
-    const bareRate = perSec(stats(bareRuns));
+    const gwStats = stats(gwRuns);
+    const bareStats = stats(bareRuns);
+    const gwRate = perSec(gwStats);
+    const bareRate = perSec(bareStats);
     // Each round's pair ran back to back; the machine's speed drifts between rounds: the ratio is the median of
     // the rounds' own ratios (rate = lines / time, so gw's rate over the bare script's is bare time / gw time).
     const ratios = stats(gwRuns.map((ms, k) => bareRuns[k] / ms));
@@ -178,7 +180,7 @@ export async function batch() {
         ratio: `${ratio.toFixed(2)}× [${ratios.min.toFixed(2)}–${ratios.max.toFixed(2)}]`,
         target: '≥ 0.8×',
         ok: ratio >= 0.8,
-        raw: { gw: stats(gwRuns), baseline: stats(bareRuns), ratio, ratios },
+        raw: { gw: gwStats, baseline: bareStats, ratio, ratios },
       },
     ];
   } finally {
