@@ -3,14 +3,20 @@
  *
  * undici parses HTTP with llhttp compiled to WebAssembly. The launcher (bin/gw.js) keeps V8 on its baseline
  * compiler (Liftoff) because a short command otherwise waits at exit for optimising jobs it never profits from.
- * A command that parses tens of thousands of answers does profit: the parser tiered up by TurboFan made `gw load`
- * of tiny requests ~9 % faster here (six interleaved pairs, each won; `gw batch`, bound by the simulator's own
- * work at a fifth of that rate, measured within noise). V8 reads the flag when a module is compiled, and undici
- * compiles llhttp at its first connection, so this must run before the command's first request.
+ * A command that parses tens of thousands of answers does profit from the parser tiered up by TurboFan. V8 reads
+ * the flags when a module is compiled, and undici compiles llhttp at its first connection, so this must run before
+ * the command's first request.
+ *
+ * `--liftoff-only` also switched off tier-up itself (V8 declares it with negative implications on
+ * `--wasm-tier-up` and `--wasm-dynamic-tiering`), and clearing the flag at run time does not restore them: both are
+ * set again explicitly. Without them the parser stayed on Liftoff (seen in a `perf` profile of `gw load`).
  */
 import { setFlagsFromString } from 'node:v8';
 
+/** The V8 flags that undo the launcher's `--liftoff-only` and its implications. */
+export const WASM_TIER_FLAGS = ['--no-liftoff-only', '--wasm-tier-up', '--wasm-dynamic-tiering'] as const;
+
 /** Lets V8 tier hot WebAssembly up to optimised code from here on (undici's parser compiled after this). */
 export function optimiseWasm(): void {
-  setFlagsFromString('--no-liftoff-only');
+  for (const flag of WASM_TIER_FLAGS) setFlagsFromString(flag);
 }
