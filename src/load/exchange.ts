@@ -77,7 +77,7 @@ export interface Target {
 }
 
 /** One request in flight, as Flight sees it. */
-interface Pending {
+export interface Pending {
   deadline: number;
   expire(): void;
   cancel(): void;
@@ -107,6 +107,11 @@ export class Flight {
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  /** Requests in flight. */
+  get size(): number {
+    return this.#live.size;
   }
 
   add(p: Pending): void {

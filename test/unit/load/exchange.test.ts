@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { exchange, Flight, MAX_ITL_GAPS, type Target } from '../../../src/load/exchange.js';
+import { exchange, Flight, MAX_ITL_GAPS, type Pending, type Target } from '../../../src/load/exchange.js';
 import { parseExpr, perRequestTerms } from '../../../src/load/expr.js';
 import { Recorder } from '../../../src/load/recorder.js';
 import type { Prepared } from '../../../src/load/workload.js';
@@ -274,5 +274,73 @@ describe('gw load reading a whole (non-streamed) answer', () => {
     const loose = new Recorder(perRequestTerms(parseExpr('itl.max<1s')));
     loose.add(o);
     expect(loose.good).toBe(1);
+  });
+});
+
+describe('gw load Flight (the requests in flight of a step)', () => {
+  const made: Flight[] = [];
+  afterEach(() => {
+    for (const f of made.splice(0)) f.close();
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  /** A request that leaves the flight when it expires or is cancelled, as an exchange does. */
+  function request(flight: Flight, name: string, deadline: number, log: string[]) {
+    const p: Pending = {
+      deadline,
+      expire() {
+        log.push(`expire ${name}`);
+        flight.delete(p);
+      },
+      cancel() {
+        log.push(`cancel ${name}`);
+        flight.delete(p);
+      },
+    };
+    return p;
+  }
+
+  it('holds each request once, removes any of them, and ignores one it does not hold', () => {
+    const flight = new Flight(60_000, new AbortController().signal);
+    made.push(flight);
+    const log: string[] = [];
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => request(flight, n, Infinity, log)) as [
+      Pending,
+      Pending,
+      Pending,
+      Pending,
+    ];
+    for (const p of [a, b, c, d]) flight.add(p);
+    flight.add(b); // twice: still once
+    expect(flight.size).toBe(4);
+    flight.delete(b);
+    flight.delete(d);
+    flight.delete(a);
+    flight.delete(a); // not held any more
+    flight.delete(request(flight, 'never added', Infinity, log));
+    expect(flight.size).toBe(1);
+    flight.add(a);
+    flight.abortAll();
+    expect(log.sort()).toEqual(['cancel a', 'cancel c']);
+    expect(flight.size).toBe(0);
+    expect(flight.aborted).toBe(true);
+  });
+
+  it('expires exactly the requests past their deadline, each once, and keeps the others', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    const t = Date.now();
+    vi.spyOn(performance, 'now').mockImplementation(() => Date.now());
+    const flight = new Flight(100, new AbortController().signal);
+    made.push(flight);
+    const log: string[] = [];
+    const reqs = [50, 500, 60, 40, 900].map((ms) => request(flight, String(ms), t + ms, log));
+    for (const p of reqs) flight.add(p);
+    vi.advanceTimersByTime(75); // sweeps at 25, 50 and 75 ms
+    expect(log.sort()).toEqual(['expire 40', 'expire 50', 'expire 60']);
+    expect(flight.size).toBe(2);
+    vi.advanceTimersByTime(500);
+    expect(log).toEqual(['expire 40', 'expire 50', 'expire 60', 'expire 500']);
+    expect(flight.size).toBe(1);
   });
 });
