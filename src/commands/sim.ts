@@ -22,7 +22,7 @@ export const simFlags = z.object({
   }),
   config: flag(z.string().optional(), {
     flag: '--config <file>',
-    help: 'JSON config: host, port, tokens, timings, faults (see src/sim/README.md)',
+    help: 'JSON config: host, port, tokens, timings, faults, capacity (see docs/simulator.md)',
   }),
 });
 

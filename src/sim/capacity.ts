@@ -1,5 +1,5 @@
 /**
- * The simulator's capacity model (src/sim/README.md "Capacity"): at most `maxConcurrent` text requests are served
+ * The simulator's capacity model (docs/simulator.md "Capacity"): at most `maxConcurrent` text requests are served
  * at once, up to `queue` more wait in line, and any beyond get 429 with Retry-After in the route's error envelope.
  * A served request's first token comes after a time drawn from a log-normal distribution fitted to `ttftMs`
  * (`p50`, `p99`; equal values = fixed), then one token every `1000 / tokensPerSecond` ms. Draws use their own

@@ -4,7 +4,7 @@
  */
 import type { FaultKind, SimConfigInput } from './config.js';
 
-/** Every fault kind the simulator implements (src/sim/README.md). */
+/** Every fault kind the simulator implements (docs/simulator.md "Faults"). */
 export const FAULT_KINDS: readonly FaultKind[] = [
   'latency',
   'status',

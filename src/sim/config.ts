@@ -19,7 +19,7 @@ export interface SimRateLimit {
   burst: number;
 }
 
-/** Fault kinds (src/sim/README.md). */
+/** Fault kinds (docs/simulator.md "Faults"). */
 export type FaultKind =
   | 'latency' // wait `ms` before answering
   | 'status' // answer `status` with a common error body (and Retry-After when `retryAfter` is set)
@@ -96,7 +96,7 @@ export interface SimConfig {
   capacity?: SimCapacity;
 }
 
-/** Capacity model of the text routes (src/sim/README.md "Capacity"). */
+/** Capacity model of the text routes (docs/simulator.md "Capacity"). */
 export interface SimCapacity {
   /** Requests served at once. */
   maxConcurrent: number;

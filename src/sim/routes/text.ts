@@ -3,7 +3,7 @@
  * format it mirrors (shared/reference/wire-formats.md §1–§4). Bodies are checked with the same contract schemas gw
  * uses (src/contract/text.ts); a model that is unknown, not visible to the token, or of another kind answers
  * `model_not_found` (404, common.md §7). Replies are deterministic, derived from the prompt; triggers in the prompt
- * (`[sim:utf8]`, `[sim:error]`, `[sim:cache]`) are described in src/sim/README.md.
+ * (`[sim:utf8]`, `[sim:error]`, `[sim:cache]`) are described in docs/simulator.md "Triggers".
  */
 import type { z } from 'zod';
 import { ALL_MODELS, CHAT_MODELS, EMBEDDING_MODELS } from '../../contract/catalog.js';
@@ -20,7 +20,7 @@ import type { Sim } from '../server.js';
 /** The multi-byte reply of the `[sim:utf8]` trigger (2-, 3- and 4-byte UTF-8 characters). */
 export const UTF8_REPLY = 'héllo 世界 🦊';
 
-/** Triggers recognised in the prompt (src/sim/README.md "Triggers"). */
+/** Triggers recognised in the prompt (docs/simulator.md "Triggers"). */
 export const TRIGGERS = { utf8: '[sim:utf8]', error: '[sim:error]', cache: '[sim:cache]' } as const;
 
 /** The deterministic reply to a prompt: an echo, or the multi-byte text of the `[sim:utf8]` trigger. */

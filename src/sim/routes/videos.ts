@@ -16,7 +16,7 @@ import type { SimReply, SimRequest } from '../http.js';
 import { makeMp4 } from '../mp4.js';
 import type { Sim } from '../server.js';
 
-/** Prompt triggers (src/sim/README.md). */
+/** Prompt triggers (docs/simulator.md "Videos"). */
 type Trigger = 'fail' | 'cancel' | 'never' | 'expired';
 
 /** A video as the simulator keeps it. */
