@@ -214,11 +214,32 @@ export function verbCommand<F extends z.ZodObject, A extends unknown[]>(
       const flags = parseFlags(any, cmd) as z.output<F>;
       const { default: run } = await spec.handler();
       const positional = args.slice(0, spec.args?.length ?? 0) as A;
+      refuseBlank(spec.args ?? [], positional);
       return run(ctx, flags, ...positional);
     }),
   );
   declared.set(cmd, any);
   return cmd;
+}
+
+/**
+ * A required argument given as an empty or blank string (`gw video get "$id"` with `$id` unset) is a usage error
+ * before anything is sent: an id spliced into a path would otherwise reach another route (`GET /v1/videos/`).
+ */
+function refuseBlank(specs: readonly ArgSpec[], values: readonly unknown[]): void {
+  specs.forEach((a, i) => {
+    if (!a.name.startsWith('<')) return;
+    const v = values[i];
+    const blank = Array.isArray(v)
+      ? v.some((x) => String(x).trim() === '')
+      : typeof v === 'string' && v.trim() === '';
+    if (!blank) return;
+    const field = a.name.replace(/^<|(\.\.\.)?>$/g, '');
+    throw new UsageError(`${field}: must not be empty`, {
+      field,
+      hint: field.endsWith('id') ? 'is the shell variable holding it set?' : undefined,
+    });
+  });
 }
 
 /** A group of verbs (`gw video`, `gw beta task`): its own description and examples, then its verbs. */

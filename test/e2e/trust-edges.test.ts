@@ -242,6 +242,28 @@ describe('class 6 and 8: tokens and header values', () => {
   });
 });
 
+describe('class 8: an empty id is bad input, not a request to another route', () => {
+  it('get, wait and download of "" (an unset shell variable) are exit 2 naming the argument, nothing sent', async () => {
+    const sim = await useSim();
+    const cases: Array<[string[], string]> = [
+      [['video', 'get', ''], 'video_id'],
+      [['video', 'wait', ' '], 'video_id'],
+      [['video', 'download', '', '-o', join(tmp(), 'v.mp4')], 'video_id'],
+      [['beta', 'task', 'get', ''], 'task_id'],
+      [['beta', 'task', 'wait', ''], 'task_id'],
+      [['beta', 'asset', 'get', ''], 'asset_id'],
+    ];
+    for (const [argv, field] of cases) {
+      const r = await runGw([...argv, '--json'], { env: sim.env });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(JSON.parse(r.stderr)).toMatchObject({
+        error: { code: 'invalid_input', message: `${field}: must not be empty`, param: field },
+      });
+    }
+    expect(sim.requests).toEqual([]);
+  });
+});
+
 describe('class 6: gateway text cannot drive the terminal; an echoed token never shows', () => {
   const TOKEN = 'sk-te"st\\tok-9876';
   let server: Server | undefined;
