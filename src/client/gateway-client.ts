@@ -108,7 +108,9 @@ export interface RawResult {
   body: Dispatcher.ResponseData['body'];
 }
 
+/** `30s`, `2.5s`, `250ms` (a sub-second limit would read `0.0s`). */
 function formatSeconds(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
 }
 

@@ -211,8 +211,7 @@ export class Context {
     } catch (e) {
       if (!(e instanceof BaseUrlError)) throw e;
       // A wrong scheme (ftp://, a missing https://) is a wrong value given; an unparseable one a broken setting.
-      if (e.reason === 'not_url')
-        throw new ConfigError(`base URL ${e.message}`, { hint: 'use e.g. https://gateway.example.com' });
+      if (e.reason === 'not_url') throw new ConfigError(`base URL ${e.message}`);
       throw new UsageError(`base URL ${e.message}`, { field: 'base-url' });
     }
     const url = new URL(baseUrl);
