@@ -30,13 +30,14 @@ function compilers(flags: readonly string[]): string[] {
 }
 
 describe('optimiseWasm flags', () => {
-  it('let a hot function tier up to TurboFan after the launcher set --liftoff-only', () => {
-    expect(compilers(WASM_TIER_FLAGS)).toContain('TurboFan');
+  // The optimising tier is TurboFan on Node 20; newer V8 may name it Turboshaft: anything but Liftoff counts.
+  it('let a hot function tier up to optimised code after the launcher set --liftoff-only', () => {
+    expect(compilers(WASM_TIER_FLAGS).filter((c) => !/^liftoff$/i.test(c))).not.toEqual([]);
   });
 
   it('are what changes it: without them the function stays on Liftoff', () => {
     const used = compilers([]);
     expect(used).toContain('Liftoff');
-    expect(used).not.toContain('TurboFan');
+    expect(used.filter((c) => !/^liftoff$/i.test(c))).toEqual([]);
   });
 });
