@@ -37,12 +37,13 @@ if (only === '--version' || only === '-V') {
 } else if (help !== undefined) {
   process.stdout.write(help);
 } else {
-  // undici parses HTTP with llhttp compiled to WebAssembly. V8 tiers that module up with TurboFan on background
-  // threads and, at exit, waits for those jobs: ~100 ms added to every command that made a request (measured on
-  // Node 20), and ~35 MB of peak memory. Baseline (Liftoff) code is plenty fast for parsing HTTP.
-  require('node:v8').setFlagsFromString('--liftoff-only');
   import('../dist/cli.js').then(
-    async ({ main }) => {
+    async ({ main, optimisesWasm }) => {
+      // undici parses HTTP with llhttp compiled to WebAssembly at its first connection. V8 tiers hot code up with
+      // TurboFan on background threads and, at exit, waits for those jobs: ~100 ms added to every command that made
+      // a request (measured on Node 20), and ~35 MB of peak memory. Baseline (Liftoff) code is plenty fast for a
+      // few answers; only `gw load` and `gw batch`, which parse tens of thousands, keep V8's default.
+      if (!optimisesWasm(argv)) require('node:v8').setFlagsFromString('--liftoff-only');
       const code = await main(argv);
       process.exitCode = code;
       // Interrupted (Ctrl-C, SIGTERM): the error and resume command are printed. Work abandoned in the thread

@@ -11,7 +11,6 @@ import { setFlagsFromString } from 'node:v8';
 import type { Context } from '../commands/context.js';
 import { parseBudget, type Currency } from '../contract/estimate.js';
 import { ExitCode, GwError, UsageError } from '../core/errors.js';
-import { optimiseWasm } from '../core/wasm-tier.js';
 import { Engine, type RunResult } from './run.js';
 import { scan, type Scan } from './scan.js';
 import { parseShard } from './shard.js';
@@ -206,7 +205,6 @@ export async function runSession(ctx: Context, si: SessionInput): Promise<number
   // the resident size creeps up with the length of the file. A lower growing factor keeps memory flat for the
   // price of more frequent (incremental) collections.
   setFlagsFromString('--heap-growing-percent=20');
-  optimiseWasm();
   const client = await ctx.client();
   // Every line was checked above; the client of the sync endpoints does not check each body a second time.
   const sendClient = ctx.globals.validate ? await ctx.client({ validate: false }) : client;

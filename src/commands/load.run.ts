@@ -25,7 +25,6 @@ export async function load(ctx: Context, parsed: Flags<typeof loadFlags>): Promi
   const { parseLoadFlags } = await import('../load/options.js');
   const spec = parseLoadFlags(flags);
   const { runLoad } = await import('../load/run.js');
-  (await import('../core/wasm-tier.js')).optimiseWasm();
   const html = flags.html !== undefined ? await import('../report/index.js') : undefined;
   const write = html?.htmlReport(flags.html as string, commandOf(ctx), html.loadHtml, ctx.redactor);
   return runLoad(ctx, spec, write && ((r) => write(r, r.target)));
