@@ -212,9 +212,9 @@ export function verbCommand<F extends z.ZodObject, A extends unknown[]>(
     rt.action(async (ctx, ...args: unknown[]) => {
       ctx.command = cmd;
       const flags = parseFlags(any, cmd) as z.output<F>;
-      const { default: run } = await spec.handler();
       const positional = args.slice(0, spec.args?.length ?? 0) as A;
       refuseBlank(spec.args ?? [], positional);
+      const { default: run } = await spec.handler();
       return run(ctx, flags, ...positional);
     }),
   );
