@@ -173,3 +173,42 @@ describe('simulator ids', () => {
     expect(a.sim.id('video_')).toMatch(/^video_[0-9a-z]{16}$/);
   });
 });
+
+describe('simulator error messages stand on their own', () => {
+  it('never cite a contract document or its sections (a user of gw sim does not have them)', async () => {
+    const sim = await useSim({
+      tokens: {
+        [DEFAULT_SIM_TOKEN]: { tenant: 'default', models: '*' },
+        'sk-closed-2222': { tenant: 'c', models: '*', notOpened: ['beta-tasks', 'asset-library'] },
+      },
+    });
+    const closed = { authorization: 'Bearer sk-closed-2222' };
+    const json = { 'content-type': 'application/json' };
+    const tasks = `${sim.baseUrl}/beta/api/v3/contents/generations/tasks`;
+    const assets = (action: string, version = '2024-01-01') =>
+      `${sim.baseUrl}/beta/?Action=${action}&Version=${version}`;
+    const asks: Array<[string, RequestInit]> = [
+      [tasks, { method: 'POST', headers: { ...auth, ...json }, body: 'x' }],
+      [`${tasks}?page_size=501`, { headers: auth }],
+      [`${tasks}?filter.status=nope`, { headers: auth }],
+      [tasks, { method: 'POST', headers: { ...closed, ...json }, body: '{}' }],
+      [assets('UpdateAsset'), { method: 'POST', headers: { ...auth, ...json }, body: '{}' }],
+      [assets('GetAsset', '2020-01-01'), { method: 'POST', headers: { ...auth, ...json }, body: '{}' }],
+      [assets('GetAsset'), { method: 'POST', headers: { ...closed, ...json }, body: '{}' }],
+      [
+        `${sim.baseUrl}/alpha/v1/videos/image2video`,
+        { method: 'POST', headers: { ...auth, ...json }, body: '[]' },
+      ],
+      [
+        `${sim.baseUrl}/alpha/v1/videos/image2video`,
+        { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'x' },
+      ],
+    ];
+    for (const [url, init] of asks) {
+      const r = await fetch(url, init);
+      const text = await r.text();
+      expect(r.status, `${url}: ${text}`).toBeGreaterThanOrEqual(400);
+      expect(text, url).not.toMatch(/\.md\b|§/);
+    }
+  });
+});

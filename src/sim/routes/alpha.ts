@@ -68,10 +68,7 @@ async function fromMultipart(req: SimRequest, contentType: string): Promise<Reco
         body[key] = JSON.parse(value) as unknown;
       } catch {
         if (STRUCTURED.has(key)) {
-          throw new BadRequest(
-            '1201',
-            `${key}: must be JSON in a multipart field (alpha-image2video.md §2.1)`,
-          );
+          throw new BadRequest('1201', `${key}: must be JSON in a multipart field`);
         }
         body[key] = value;
       }
@@ -93,7 +90,7 @@ async function readBody(req: SimRequest): Promise<{ body: unknown; encoding: 'js
   if (!/json/i.test(contentType)) {
     throw new BadRequest(
       '1200',
-      `unsupported content type "${contentType}": send application/json or multipart/form-data (alpha-image2video.md §2.1)`,
+      `unsupported content type "${contentType}": send application/json or multipart/form-data`,
     );
   }
   return { body: req.body, encoding: 'json' };
@@ -109,7 +106,7 @@ async function create(sim: Sim, req: SimRequest, reply: SimReply): Promise<void>
   }
   const { body, encoding } = parsed;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return reply.error(400, '1200', 'the body must be a JSON object (alpha-image2video.md §2.1)', 'alpha');
+    return reply.error(400, '1200', 'the body must be a JSON object', 'alpha');
   }
   const fields = body as Record<string, unknown>;
   // A model this token cannot use, or one the family does not have, is "not found" (upstream 404/1203).

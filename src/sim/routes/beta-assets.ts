@@ -119,16 +119,12 @@ function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
     reply.error(status, code, message, 'asset');
   // §7: an account that has not opened the asset library gets 503 service_unavailable on every action.
   if (!req.hasOpened('asset-library')) {
-    fail(
-      503,
-      'service_unavailable',
-      'this account has not opened the asset library (beta-tasks-assets.md §7)',
-    );
+    fail(503, 'service_unavailable', 'this account has not opened the asset library');
     return;
   }
   // §4.2/§7: Update* and Delete* are not offered.
   if (isForbiddenAssetAction(action)) {
-    fail(403, 'InvalidAction', `${action} is not offered by the asset library (beta-tasks-assets.md §4.2)`);
+    fail(403, 'InvalidAction', `${action} is not offered by the asset library`);
     return;
   }
   if (!(action in ASSET_ACTION_SCHEMAS)) {
@@ -140,16 +136,12 @@ function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
     return;
   }
   if (version !== ASSET_API_VERSION) {
-    fail(404, 'InvalidActionOrVersion', `Version must be ${ASSET_API_VERSION} (beta-tasks-assets.md §9)`);
+    fail(404, 'InvalidActionOrVersion', `Version must be ${ASSET_API_VERSION}`);
     return;
   }
   // §7: Moderation.Strategy=Skip is refused with its own code, whatever else the body holds.
   if (asksModerationSkip(req.body)) {
-    fail(
-      400,
-      'moderation_skip_not_allowed',
-      'Moderation.Strategy=Skip is not offered (beta-tasks-assets.md §4.2)',
-    );
+    fail(400, 'moderation_skip_not_allowed', 'Moderation.Strategy=Skip is not offered');
     return;
   }
   const name = action as AssetAction;

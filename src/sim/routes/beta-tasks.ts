@@ -23,7 +23,7 @@ import type { Sim } from '../server.js';
 import { assetStatus, findAsset } from './beta-assets.js';
 
 const PATH = '/beta/api/v3/contents/generations/tasks';
-const DOC = 'beta-tasks-assets.md';
+// Rules and codes: beta-tasks-assets.md §2.4, §3, §4.1, §6, §7, §8 (the team's contract; messages do not cite it).
 
 /** A task as the simulator keeps it. */
 export interface SimBetaTask {
@@ -197,7 +197,7 @@ async function create(sim: Sim, req: SimRequest, reply: SimReply): Promise<void>
     typeof req.body !== 'object' ||
     Array.isArray(req.body)
   ) {
-    fail(400, 'invalid_request', `the body must be a JSON object with model and content (${DOC} §2.4, §7)`);
+    fail(400, 'invalid_request', 'the body must be a JSON object with model and content');
     return;
   }
   const r = await checkBetaTaskCreate(req.body, resolver(sim));
@@ -230,7 +230,7 @@ async function create(sim: Sim, req: SimRequest, reply: SimReply): Promise<void>
       fail(
         400,
         'invalid_request',
-        `${ref.where}: asset ${ref.id} is ${s}; only Active assets may enter tasks (${DOC} §3)`,
+        `${ref.where}: asset ${ref.id} is ${s}; only Active assets may enter tasks`,
         ref.where,
       );
       return;
@@ -264,8 +264,7 @@ function notFound(reply: SimReply, id: string): void {
 function positive(value: string | null, name: string, max: number): number | string | undefined {
   if (value === null) return undefined;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > max)
-    return `${name} must be an integer from 1 to ${max} (${DOC} §4.1, §8)`;
+  if (!/^\d+$/.test(value) || n < 1 || n > max) return `${name} must be an integer from 1 to ${max}`;
   return n;
 }
 
@@ -280,10 +279,7 @@ function list(sim: Sim, req: SimRequest, reply: SimReply): void {
   if (typeof size === 'string') return bad(size, 'page_size');
   const status = q.get('filter.status');
   if (status !== null && !(BETA_TASK_STATUSES as readonly string[]).includes(status)) {
-    return bad(
-      `filter.status must be one of ${BETA_TASK_STATUSES.join(', ')} (${DOC} §4.1)`,
-      'filter.status',
-    );
+    return bad(`filter.status must be one of ${BETA_TASK_STATUSES.join(', ')}`, 'filter.status');
   }
   let model: string | undefined;
   const rawModel = q.get('filter.model');
@@ -346,7 +342,7 @@ export function registerBetaTaskRoutes(sim: Sim): void {
       reply.error(
         503,
         'service_unavailable',
-        `this account has not opened the overseas video family (${DOC} §7)`,
+        'this account has not opened the overseas video family',
         'beta-task',
       );
     };
