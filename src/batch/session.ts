@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
 import type { Context } from '../commands/context.js';
-import { parseBudget, type Currency } from '../contract/estimate.js';
+import type { Currency } from '../contract/estimate.js';
+import { parseBudgets } from '../core/budget.js';
 import { ExitCode, GwError, UsageError } from '../core/errors.js';
 import { Engine, type RunResult } from './run.js';
 import { scan, type Scan } from './scan.js';
@@ -43,23 +44,6 @@ function positiveInt(text: string | undefined, flag: string, dflt: number, max: 
     throw new UsageError(`${flag}: "${text}" must be an integer from 1 to ${max}`, { field: flag.slice(2) });
   }
   return n;
-}
-
-function parseBudgets(list: readonly string[]): Map<Currency, number> {
-  const out = new Map<Currency, number>();
-  for (const b of list) {
-    const p = parseBudget(b);
-    if (p === undefined) {
-      throw new UsageError(`--budget: "${b}" must be an amount and a currency, e.g. 50CNY or 10USD`, {
-        field: 'budget',
-      });
-    }
-    if (out.has(p.currency)) {
-      throw new UsageError(`--budget: ${p.currency} is given twice`, { field: 'budget' });
-    }
-    out.set(p.currency, p.amount);
-  }
-  return out;
 }
 
 function money(totals: Partial<Record<Currency, number>>): string {

@@ -95,8 +95,8 @@ export const loadFlags = z.object({
     help: "end the run or sweep early, e.g. 'errors>5%' or saturation",
   }),
   budget: flag(z.array(z.string()).optional(), {
-    flag: '--budget <amount>',
-    help: 'spending limit, e.g. 10USD (repeatable; --api video)',
+    flag: '--budget <amount><cur>',
+    help: 'cap on the list price of created videos, e.g. 20CNY (repeatable, one per currency; --api video)',
     repeat: 'collect',
   }),
   ...videoFlags,

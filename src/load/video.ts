@@ -12,7 +12,8 @@ import type { Context } from '../commands/context.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import { parseDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';
-import { estimateRequest, parseBudget, type Currency } from '../contract/estimate.js';
+import { estimateRequest, type Currency } from '../contract/estimate.js';
+import { parseBudgets } from '../core/budget.js';
 import { isVideoSuccess, minVideoSecondsFor } from '../contract/video.js';
 import type { Outcome } from './exchange.js';
 import { LatencyHistogram } from './histogram.js';
@@ -92,15 +93,11 @@ export function parseVideoFlags(f: LoadFlags): VideoSpec {
   if (!est.priced) {
     usage('--budget', `cannot be kept for ${model}: ${est.reason}`);
   }
-  const budgets = f.budget.map((b) => {
-    const p = parseBudget(b);
-    if (p === undefined) usage('--budget', `"${b}" is not an amount with a currency such as 50CNY or 10USD`);
-    return p;
-  });
-  const budget = budgets.find((b) => b.currency === est.currency);
-  if (budget === undefined) {
+  const amount = parseBudgets(f.budget).get(est.currency);
+  if (amount === undefined) {
     usage('--budget', `${model} is priced in ${est.currency}: give a budget in ${est.currency}`);
   }
+  const budget = { currency: est.currency, amount };
   if (budget.amount < est.amount) {
     usage(
       '--budget',

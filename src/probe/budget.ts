@@ -1,29 +1,7 @@
 /** `--budget <amount><currency>` (repeatable, one per currency): a cap on the list price of what a probe creates. */
-import { UsageError } from '../core/errors.js';
 
 /** Amount allowed per currency (upper-case ISO code). */
 export type Budget = Map<string, number>;
-
-/** Parses `--budget` values like `20CNY`, `5 USD`, `2.5usd`; a bad one is a UsageError (exit 2). */
-export function parseBudgets(values: readonly string[]): Budget {
-  const out: Budget = new Map();
-  for (const v of values) {
-    const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]{3})\s*$/.exec(v);
-    if (m === null) {
-      throw new UsageError(`budget: "${v}" is not <amount><currency> (e.g. 20CNY or 5USD)`, {
-        field: 'budget',
-      });
-    }
-    const currency = (m[2] as string).toUpperCase();
-    if (out.has(currency)) {
-      throw new UsageError(`budget: ${currency} given twice (one --budget per currency)`, {
-        field: 'budget',
-      });
-    }
-    out.set(currency, Number(m[1]));
-  }
-  return out;
-}
 
 /** Spend so far against a budget: `take` reserves an amount when it fits. */
 export class BudgetLedger {

@@ -11,7 +11,8 @@ import {
   isModelKind,
   type ModelKind,
 } from '../contract/model-kinds.js';
-import { parseBudgets, type Budget } from './budget.js';
+import { parseBudgets } from '../core/budget.js';
+import type { Budget } from './budget.js';
 import { parseSlo, type SloBounds } from './slo.js';
 
 /** The flags as commander parsed them. */

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { modelKindOf } from '../../../src/contract/model-kinds.js';
 import { Alerter, publicAddress, type AlertPayload } from '../../../src/probe/alerts.js';
 import { classify, globToRegExp, planRows, type AllModelsOptions } from '../../../src/probe/all-models.js';
-import { BudgetLedger, parseBudgets } from '../../../src/probe/budget.js';
+import { parseBudgets } from '../../../src/core/budget.js';
+import { BudgetLedger } from '../../../src/probe/budget.js';
 import {
   HISTORY_FILE,
   HISTORY_ROTATED,
@@ -124,8 +125,9 @@ describe('budgets and flags', () => {
         ['USD', 2.5],
       ]),
     );
-    expect(() => parseBudgets(['20'])).toThrow(/budget: "20" is not <amount><currency>/);
-    expect(() => parseBudgets(['1CNY', '2CNY'])).toThrow(/CNY given twice/);
+    expect(() => parseBudgets(['20'])).toThrow(/--budget: "20" must be an amount and a currency/);
+    expect(() => parseBudgets(['20EUR'])).toThrow(/--budget: "20EUR" must be an amount and a currency/);
+    expect(() => parseBudgets(['1CNY', '2cny'])).toThrow(/--budget: CNY is given twice/);
     const l = new BudgetLedger(new Map([['CNY', 1]]));
     expect(l.take('USD', 1)).toMatch(/no --budget in USD/);
     expect(l.take('CNY', 1)).toBeUndefined();
