@@ -31,7 +31,19 @@ export default async function run(ctx: Context, opts: Flags<typeof probeHistoryF
   });
   // The report names the gateways its runs probed (the history may hold several).
   await writeHtml?.(view, [...new Set(runs.map((r) => r.gateway))].join(', ') || 'none recorded');
-  await ctx.out.result(view, (v) => human(ctx, v, formatDuration));
+  const empty = (): string => {
+    if (all.length === 0) return 'no probe runs recorded yet (run `gw probe` or `gw probe --every 1m`)';
+    const list = (xs: Iterable<string>): string => [...new Set(xs)].sort().join(', ');
+    if (runs.length === 0) {
+      return `no probe runs of ${gw ?? ''} recorded (gateways recorded: ${list(all.map((r) => r.gateway))})`;
+    }
+    const recorded = runs.flatMap((r) => r.checks);
+    return (
+      `no probe runs match the filters in the last ${formatDuration(sinceMs)} ` +
+      `(checks recorded: ${list(recorded.map((c) => c.c))}; models: ${list(recorded.map((c) => c.m).filter(Boolean))})`
+    );
+  };
+  await ctx.out.result(view, (v) => human(ctx, v, formatDuration, empty));
   return 0;
 }
 
@@ -39,9 +51,10 @@ function human(
   ctx: Context,
   view: HistoryView,
   formatDuration: (ms: number) => string,
+  empty: () => string,
 ): Promise<void> | void {
   if (view.series.length === 0) {
-    ctx.out.line('no probe runs recorded yet (run `gw probe` or `gw probe --every 1m`)');
+    ctx.out.line(empty());
     return;
   }
   return table(ctx, view, formatDuration);

@@ -491,6 +491,17 @@ describe('gw probe history', () => {
     expect((JSON.parse(other.stdout) as HistoryView).runs).toEqual([]);
     const same = await runGw(['probe', 'history', '--json', '--gateway', `${sim.baseUrl}/`], { env });
     expect((JSON.parse(same.stdout) as HistoryView).runs).toHaveLength(4);
+    // An empty answer says why: nothing matched the filters, or the gateway has no runs, or nothing ran yet.
+    const noMatch = await runGw(['probe', 'history', '--check', 'no-such-check'], { env });
+    expect(noMatch.stdout).toMatch(
+      /^no probe runs match the filters in the last 168h00m \(checks recorded: chat, chat-stream, .*models: chat-3\.7-plus/m,
+    );
+    const noGateway = await runGw(['probe', 'history', '--gateway', 'https://other.example'], { env });
+    expect(noGateway.stdout).toContain(
+      `no probe runs of https://other.example recorded (gateways recorded: ${sim.baseUrl})`,
+    );
+    const fresh = await runGw(['probe', 'history'], { env: { ...sim.env, ...isolatedDirs() } });
+    expect(fresh.stdout).toMatch(/^no probe runs recorded yet/);
     const text = await runGw(['probe', 'history'], { env });
     expect(text.exitCode).toBe(0);
     // Off a terminal the table is tab-separated columns under a header.
