@@ -2,7 +2,7 @@ import type { Context } from './context.js';
 import type { CommandLike } from '../report/index.js';
 import type { Flags } from './verb.js';
 import type { probeFlags } from './probe.js';
-import type { ProbeReport } from '../probe/runner.js';
+import type { CreatedKind, ProbeReport } from '../probe/runner.js';
 import type { OperatorFlags } from '../probe/options.js';
 import type { Exchange } from '../client/gateway-client.js';
 
@@ -117,7 +117,7 @@ export default async function run(ctx: Context, parsed: Flags<typeof probeFlags>
     // Fail on configuration (exit 3) before any check runs.
     const first = await ctx.client(conn);
     const videoPoll = opts.sim ? { initialMs: 150, maxMs: 400 } : { initialMs: 1000, maxMs: 15_000 };
-    const onCreated = (kind: 'video', id: string, model: string, requestId: string | undefined): void => {
+    const onCreated = (kind: CreatedKind, id: string, model: string, requestId: string | undefined): void => {
       if (sim) return; // a simulator's videos vanish with it
       ctx.recordCreated(first, { kind, id, model, requestId });
     };
@@ -172,6 +172,16 @@ export default async function run(ctx: Context, parsed: Flags<typeof probeFlags>
           onCreated,
         });
         runner.labelModels(report, plan);
+      }
+      if (!sim) {
+        // The journal keeps the last state of what the run created and followed (`gw history`).
+        for (const c of report.checks) {
+          const state = typeof c.data?.state === 'string' ? c.data.state : undefined;
+          if (state === undefined) continue;
+          if (typeof c.data?.videoId === 'string') ctx.journal().update('video', c.data.videoId, state);
+          else if (typeof c.data?.taskId === 'string')
+            ctx.journal().update('beta-task', c.data.taskId, state);
+        }
       }
       if (settings.slo !== undefined || settings.warnSlo !== undefined) {
         (await import('../probe/slo.js')).applySlo(report.checks, settings.slo, settings.warnSlo);

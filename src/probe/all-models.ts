@@ -30,6 +30,7 @@ import {
   type CheckError,
   type CheckOutcome,
   type CheckRecord,
+  type CreatedKind,
   type ProbeReport,
   type StreamTiming,
 } from './runner.js';
@@ -54,7 +55,8 @@ export interface AllModelsOptions {
   signal: AbortSignal;
   client(o: { validate: boolean; onExchange: (x: Exchange) => void }): Promise<GatewayClient>;
   note(text: string): void;
-  onCreated?(kind: 'video', id: string, model: string, requestId: string | undefined): void;
+  /** Called right after a billable task was created, before any wait (the command journals it). */
+  onCreated?(kind: CreatedKind, id: string, model: string, requestId: string | undefined): void;
   onFinish?(record: CheckRecord): void;
   now?: () => number;
   clock?: () => Date;
@@ -370,6 +372,7 @@ async function sendRow(
         s,
       );
       const id = res.data.data.task_id;
+      o.onCreated?.('alpha', id, model, res.data.request_id ?? res.requestId);
       return ok(
         `task ${id} ${res.data.data.task_status} (the documents show no query endpoint: not followed)`,
         {
@@ -392,6 +395,7 @@ async function sendRow(
         s,
       );
       const id = created.data.id;
+      o.onCreated?.('beta-task', id, model, created.requestId);
       const done = await b.wait(client, id, {
         signal,
         timeoutMs: o.taskTimeoutMs,

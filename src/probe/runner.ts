@@ -6,9 +6,12 @@
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
+import type { JournalKind } from '../core/journal.js';
 import { BASE_CHECK_IDS, CHECKS, EXTENDED_CHECK_IDS, type Check, type CheckContext } from './checks.js';
 import { isInterrupted, toGwError } from '../core/error-map.js';
 
+/** What a probe run creates and journals: videos, alpha and beta tasks. */
+export type CreatedKind = Exclude<JournalKind, 'beta-asset'>;
 /** A check's verdict. `warn` does not fail the run. */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
 
@@ -194,7 +197,7 @@ export interface RunOptions extends RunnerEvents {
   /** A note on stderr (the video's list price before it is created). */
   note(text: string): void;
   /** Called right after a billable task was created (the command journals it). */
-  onCreated?(kind: 'video', id: string, model: string, requestId: string | undefined): void;
+  onCreated?(kind: CreatedKind, id: string, model: string, requestId: string | undefined): void;
   /** Awaited with the check's own `load()` before its clock starts (an in-process simulator's routes). */
   prepare?(check: Check): Promise<void>;
   /** Longest the other checks wait for the slow checks' first answers (default SLOW_HEAD_START_MS). */

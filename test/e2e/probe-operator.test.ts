@@ -141,6 +141,7 @@ describe('gw probe --all-models', () => {
         { route: 'POST /alpha/v1/videos/image2video', kind: 'status', status: 401, model: 'alpha-v1-5' },
       ],
     });
+    const env = { ...sim.env, ...isolatedDirs() };
     const r = await runGw(
       [
         'probe',
@@ -158,10 +159,22 @@ describe('gw probe --all-models', () => {
         '--skip-model',
         'gamma-video-2-0-f*',
       ],
-      { env: sim.env },
+      { env },
     );
     expect(r.exitCode, r.stderr).toBe(1);
     const report = parse(r);
+    // Every paid task the run created is in the journal, with the last state the run saw.
+    const journal = JSON.parse((await runGw(['history', '--json'], { env })).stdout) as Array<{
+      kind: string;
+      id: string;
+      model: string;
+      state?: string;
+    }>;
+    const entry = (kind: string, model: string) =>
+      journal.filter((j) => j.kind === kind && j.model === model).map((j) => j.state ?? null);
+    expect(entry('video', 'clip-1.1-t2v')).toEqual(['completed']);
+    expect(entry('alpha', 'alpha-v1')).toEqual([null]);
+    expect(entry('beta-task', 'gamma-video-2-0-mini')).toEqual(['succeeded']);
     const status = (id: string): [string, string | undefined] => [
       row(report, id).status,
       row(report, id).class,
