@@ -202,6 +202,7 @@ async function runItem(
   }
   item.completionMs = performance.now() - t0;
   item.state = state;
+  ctx.journal().update('video', id, state);
   if (!isVideoSuccess(state)) {
     item.code = `video_${state}`;
     return item;

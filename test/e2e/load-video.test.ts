@@ -63,10 +63,15 @@ describe('gw load --api video against the simulator', () => {
     expect(v?.download_mb_per_s.p50).toBeGreaterThan(0);
     expect(v?.spend.estimated).toBeCloseTo(4 * PRICE, 2);
     expect(v?.spend.stopped_by_budget).toBe(false);
-    // Every created id is in the journal (gw history lists it).
+    // Every created id is in the journal (gw history lists it), with the state the run saw last.
     const journal = readFileSync(join(r.home.GW_STATE_DIR, 'journal.jsonl'), 'utf8');
     for (const id of v?.ids ?? []) expect(journal).toContain(id);
     expect(v?.ids).toHaveLength(4);
+    const history = await runGw(['history', '--json'], { env: { ...sim.env, ...r.home } });
+    const entries = JSON.parse(history.stdout) as Array<{ id: string; state?: string }>;
+    expect(entries.filter((e) => v?.ids.includes(e.id)).map((e) => e.state)).toEqual(
+      Array(4).fill('completed'),
+    );
   });
 
   it('stops creating before the estimated spend would pass --budget and prints the spend', async () => {
