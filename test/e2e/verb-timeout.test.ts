@@ -58,6 +58,17 @@ describe('video wait --timeout', () => {
     expect(total(clock.sleeps)).toBeLessThanOrEqual(1000);
   });
 
+  it('with several ids the message names the --timeout given, not what was left of it for the last one', async () => {
+    const sim = await useSim({ timings: INSTANT });
+    const env = { ...sim.env, ...isolatedDirs() };
+    const done = await createVideo(env, 'a fox');
+    const never = await createVideo(env, 'a fox [sim:never]');
+    const r = await runGw(['video', 'wait', done, never, '--timeout', '1s'], { env, clock: fastClock() });
+    expect(r.exitCode, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`video ${never} is still in_progress after`);
+    expect(r.stderr).toMatch(/\(--timeout 1\.0s\)/);
+  });
+
   it('the verb’s own --timeout is not the request timeout: a stalled poll stops at GW_TIMEOUT', async () => {
     const sim = await useSim();
     const env = { ...sim.env, ...isolatedDirs() };

@@ -15,6 +15,8 @@ import type { waitFlags } from './wait.js';
 export interface VideoWaitLimits {
   /** Overall limit (exit 4 past it); undefined waits until a terminal state or Ctrl-C. */
   timeoutMs?: number | undefined;
+  /** The `--timeout` the user gave, for the message, when `timeoutMs` is what is left of it (several ids). */
+  givenMs?: number | undefined;
   /** First poll delay (backoff starts here, capped at 30 s or the interval if larger). */
   intervalMs?: number | undefined;
   /** Sees the terminal answer before a failure is thrown (`--json` prints it either way). */
@@ -70,7 +72,8 @@ export async function waitForVideo(
     spinner.stop();
     const state = last !== undefined ? `still ${last}` : 'not finished';
     if (isTimeout(e)) {
-      const limit = limits.timeoutMs !== undefined ? ` (--timeout ${formatDuration(limits.timeoutMs)})` : '';
+      const given = limits.givenMs ?? limits.timeoutMs;
+      const limit = given !== undefined ? ` (--timeout ${formatDuration(given)})` : '';
       // The poll's limit carries its last failure (a GatewayError) as the cause; a request cut at the limit is that
       // failure itself (its own cause is undici's or the abort's raw error, not worth showing).
       const failed =
@@ -168,6 +171,7 @@ export default async function run(ctx: Context, opts: Flags<typeof waitFlags>, i
     try {
       const res = await waitForVideo(ctx, client, id, {
         timeoutMs: deadline !== undefined ? Math.max(1, deadline - Date.now()) : undefined,
+        givenMs: timeoutMs,
         intervalMs,
         resume: `gw video wait ${rest.join(' ')}`,
         onFinal: (r) => {
