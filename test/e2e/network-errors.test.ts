@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isolatedDirs, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
+import { closedPort } from '../helpers/servers.js';
 import { useSim } from '../helpers/sim.js';
 
 const TOKEN = 'sk-test-network-0001';
@@ -56,10 +57,8 @@ function lines(stderr: string): string[] {
 
 describe('network errors', () => {
   it('connection refused: the host, a --base-url hint, exit 1', async () => {
-    const base = await serve(() => undefined);
-    closers.splice(0).forEach((c) => c()); // now nothing listens on that port
-    const port = new URL(base).port;
-    const r = await runGw(['models'], { env: env(base) });
+    const port = await closedPort();
+    const r = await runGw(['models'], { env: env(`http://127.0.0.1:${port}`) });
     expect(r.exitCode).toBe(1);
     expect(lines(r.stderr)).toEqual([
       `error: connection_refused: GET /v1/models: connection refused by 127.0.0.1:${port}`,

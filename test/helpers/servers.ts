@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { connect } from 'node:net';
 import { afterEach } from 'vitest';
 
 /** An http or https server. */
@@ -26,11 +26,23 @@ export function closeAfterTest<S extends Closable>(server: S): S {
   return server;
 }
 
-/** A loopback port nothing listens on (it was free a moment ago). */
+/**
+ * A loopback port nothing listens on. Not a freed ephemeral port: test files run in parallel, and another one's
+ * server could be given that port a moment later (a "refused" test then met a server and failed). Ports below
+ * 1024 are never handed out as ephemeral ones; the first of a few rarely used ones that refuses a connection now
+ * is taken.
+ */
 export async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
+  for (const port of [1, 9, 47, 61, 83]) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const sock = connect({ host: '127.0.0.1', port });
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve(false);
+      });
+      sock.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
+  throw new Error('no closed loopback port below 1024 found');
 }
