@@ -49,8 +49,10 @@ describe('simulator capacity model', () => {
     const t = sim.sim.capacity?.stats().ttftMs;
     expect(t?.count).toBe(1);
     expect(t?.p50).toBeGreaterThanOrEqual(120);
-    // Each stamp by request id, in Unix ms another process on the machine can compare with its own clock.
-    const before = Date.now();
+    // Each stamp by request id, in Unix ms another process on the machine can compare with its own clock: that
+    // clock (performance.timeOrigin + performance.now()), not Date.now(), which drifts from it by milliseconds in a
+    // long-lived process.
+    const before = performance.timeOrigin + performance.now();
     const withStamps = (await (await fetch(`${sim.baseUrl}/sim/capacity?stamps=1`)).json()) as {
       stamps: Array<{ request_id: string; arrived_unix_ms: number; first_token_unix_ms: number }>;
     };
