@@ -62,7 +62,8 @@ export class Recorder {
   usageMissing = 0;
   inFlight = 0;
   readonly errorsByCode = new Map<string, number>();
-  readonly statuses = new Map<string, number>();
+  /** Requests by HTTP status (0: no answer). */
+  readonly statuses = new Map<number, number>();
   readonly perApi = new Map<string, ApiCount>();
   readonly timeline: Second[] = [];
   /** performance.now() of the step's start; set by the runner. */
@@ -78,11 +79,10 @@ export class Recorder {
       return;
     }
     this.done++;
-    const api = this.perApi.get(o.api) ?? { requests: 0, ok: 0, errors: 0 };
-    this.perApi.set(o.api, api);
+    let api = this.perApi.get(o.api);
+    if (api === undefined) this.perApi.set(o.api, (api = { requests: 0, ok: 0, errors: 0 }));
     api.requests++;
-    const status = String(o.status);
-    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+    this.statuses.set(o.status, (this.statuses.get(o.status) ?? 0) + 1);
     this.hist.lag.recordMs(o.lagMs);
     if (o.lagMs > LATE_MS) this.late++;
     const sec = Math.max(0, Math.floor((o.startMs + o.e2eMs - (this.startedAt - this.runOrigin)) / 1000));

@@ -327,6 +327,35 @@ describe('gw load Flight (the requests in flight of a step)', () => {
     expect(flight.aborted).toBe(true);
   });
 
+  it('holds what a set would after any sequence of adds and removals (removal moves the last into the gap)', () => {
+    const flight = new Flight(60_000, new AbortController().signal);
+    made.push(flight);
+    const log: string[] = [];
+    const all = Array.from({ length: 40 }, (_, i) => request(flight, String(i), Infinity, log));
+    const model = new Set<Pending>();
+    let x = 12345;
+    const rand = (n: number): number => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % n;
+    };
+    for (let step = 0; step < 2000; step++) {
+      const p = all[rand(all.length)] as Pending;
+      if (rand(3) === 0) {
+        flight.delete(p);
+        model.delete(p);
+      } else {
+        flight.add(p);
+        model.add(p);
+      }
+      expect(flight.size).toBe(model.size);
+    }
+    flight.abortAll();
+    const names = (ps: Iterable<Pending>): string[] =>
+      [...ps].map((p) => `cancel ${all.indexOf(p)}`).sort((a, b) => a.localeCompare(b));
+    expect(log.sort((a, b) => a.localeCompare(b))).toEqual(names(model));
+    expect(flight.size).toBe(0);
+  });
+
   it('expires exactly the requests past their deadline, each once, and keeps the others', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     const t = Date.now();
