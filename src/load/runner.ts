@@ -171,13 +171,21 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
     } else {
       await new Promise<void>((resolve) => {
         const gap = gaps(plan.arrival, plan.rate ?? 1, plan.seed);
-        const pending = new Set<Promise<void>>();
+        // Requests not yet settled: a count, not a Set of their promises (a long-lived Set with an entry added and
+        // removed per request makes V8 promote garbage to the old generation, see Flight in exchange.ts).
+        let pending = 0;
+        let finished = false;
         let issued = 0;
         let next = rec.startedAt;
         let timer: ReturnType<typeof setTimeout> | undefined;
         const finish = (): void => {
           if (timer !== undefined) clearTimeout(timer);
-          void Promise.all(pending).then(() => resolve());
+          finished = true;
+          if (pending === 0) resolve();
+        };
+        const settled = (o: Outcome): void => {
+          onDone(o, true);
+          if (--pending === 0 && finished) resolve();
         };
         const tick = (): void => {
           timer = undefined;
@@ -187,9 +195,8 @@ export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepRes
             if (next >= deadline) break;
             issued++;
             rec.inFlight++;
-            const p = exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then((o) => onDone(o, true));
-            pending.add(p);
-            void p.then(() => pending.delete(p));
+            pending++;
+            void exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then(settled);
             next += gap();
           }
           const over =
