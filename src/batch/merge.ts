@@ -52,7 +52,7 @@ export async function mergeBatches(dirs: readonly string[], outDir: string): Pro
       throw new UsageError(`${d} is not a batch directory (no ${STATE_FILE})`, { field: 'dir' });
     }
     if (resolve(d) === out)
-      throw new UsageError(`--out must differ from the merged directories`, { field: 'out' });
+      throw new UsageError(`--out: must differ from the merged directories`, { field: '--out' });
   }
   await mkdir(join(out, FILES_DIR), { recursive: true });
   const ok = new Set<string>();

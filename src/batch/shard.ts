@@ -13,7 +13,7 @@ export function parseShard(text: string): Shard {
   const k = Number(m?.[1]);
   const n = Number(m?.[2]);
   if (!m || !Number.isSafeInteger(n) || n < 1 || k < 1 || k > n) {
-    throw new UsageError(`--shard: "${text}" must be k/n with 1 ≤ k ≤ n, e.g. 2/3`, { field: 'shard' });
+    throw new UsageError(`--shard: "${text}" must be k/n with 1 ≤ k ≤ n, e.g. 2/3`, { field: '--shard' });
   }
   return { k, n };
 }

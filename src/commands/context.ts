@@ -153,7 +153,7 @@ export class Context {
       baseUrl: this.globals.baseUrl ?? envBase ?? profile.baseUrl,
       token: envToken ?? profile.token,
       timeoutMs:
-        timeoutText !== undefined ? parsePositiveDuration(timeoutText, 'timeout') : DEFAULT_TIMEOUT_MS,
+        timeoutText !== undefined ? parsePositiveDuration(timeoutText, '--timeout') : DEFAULT_TIMEOUT_MS,
       caFile: this.globals.caFile ?? (env.GW_CA_FILE || undefined),
       sources: {
         profile:
@@ -291,7 +291,7 @@ export class Context {
    */
   waitLimitMs(own?: string): number | undefined {
     const text = own ?? this.globals.timeout;
-    return text !== undefined ? parsePositiveDuration(text, 'timeout') : undefined;
+    return text !== undefined ? parsePositiveDuration(text, '--timeout') : undefined;
   }
 
   /** The profile store (conf), for commands that write settings. */

@@ -15,7 +15,7 @@ export const historyFlags = z.object({
   limit: flag(
     parsed((text) => {
       if (!/^\d+$/.test(text))
-        throw new UsageError(`limit: "${text}" is not a whole number`, { field: 'limit' });
+        throw new UsageError(`--limit: "${text}" is not a whole number`, { field: '--limit' });
       return Number(text);
     }).default(DEFAULT_LIMIT),
     { flag: '--limit <n>', help: `newest n entries (default ${DEFAULT_LIMIT}; 0 = all)`, defaultText: '' },

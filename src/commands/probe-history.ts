@@ -11,7 +11,7 @@ export const probeHistoryFlags = z.object({
     parsed((t) =>
       parseDuration(
         t.replace(/^(\d+)d$/, (_, d: string) => `${Number(d) * 24}h`),
-        'since',
+        '--since',
       ),
     ).optional(),
     { flag: '--since <dur>', help: 'only runs within this long (default 7d)' },

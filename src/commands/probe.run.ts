@@ -88,7 +88,7 @@ export default async function run(ctx: Context, parsed: Flags<typeof probeFlags>
       'skipped in a watch: each run would create a paid video (--only video to include it)',
     );
   }
-  const videoTimeoutMs = parseDuration(opts.videoTimeout, 'video-timeout');
+  const videoTimeoutMs = parseDuration(opts.videoTimeout, '--video-timeout');
   const plan = runner.planModels(
     { models: opts.model, ...opts },
     ctx.settings().profile.probe,

@@ -13,17 +13,19 @@ async function readSimConfig(path: string): Promise<SimConfigInput> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw fsError(e, { path, action: 'read the simulator config', usage: true, field: 'config' });
+    throw fsError(e, { path, action: 'read the simulator config', usage: true, field: '--config' });
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`config: ${path} is not valid JSON (${(e as Error).message})`, { field: 'config' });
+    throw new UsageError(`--config: ${path} is not valid JSON (${(e as Error).message})`, {
+      field: '--config',
+    });
   }
   const problems = simConfigProblems(doc);
   if (problems.length > 0) {
-    throw new UsageError(`config: ${path}: ${problems.join('; ')}`, { field: 'config' });
+    throw new UsageError(`--config: ${path}: ${problems.join('; ')}`, { field: '--config' });
   }
   return asSimConfigInput(doc);
 }

@@ -10,7 +10,7 @@ export const simFlags = z.object({
     parsed((text) => {
       const port = Number(text);
       if (!/^\d+$/.test(text) || port > 65535) {
-        throw new UsageError(`port: "${text}" is not a port number (0..65535)`, { field: 'port' });
+        throw new UsageError(`--port: "${text}" is not a port number (0..65535)`, { field: '--port' });
       }
       return port;
     }).optional(),

@@ -13,12 +13,12 @@ export function parseBudgets(values: readonly string[]): Map<Currency, number> {
     const p = parseBudget(v);
     if (p === undefined) {
       throw new UsageError(`--budget: "${v}" must be an amount and a currency, e.g. 50CNY or 10USD`, {
-        field: 'budget',
+        field: '--budget',
       });
     }
     if (out.has(p.currency)) {
       throw new UsageError(`--budget: ${p.currency} is given twice (one --budget per currency)`, {
-        field: 'budget',
+        field: '--budget',
       });
     }
     out.set(p.currency, p.amount);

@@ -88,13 +88,13 @@ export function parseOperatorFlags(f: OperatorFlags): OperatorSettings {
   const out: OperatorSettings = {};
   const needsAllModels = (
     [
-      ['kind', f.kind !== undefined],
-      ['skip-model', f.skipModel !== undefined],
-      ['both-stream-modes', f.bothStreamModes === true],
-      ['budget', f.budget !== undefined],
-      ['allow-unpriced', f.allowUnpriced === true],
-      ['probe-image', f.probeImage !== undefined],
-      ['model-timeout', f.modelTimeout !== undefined],
+      ['--kind', f.kind !== undefined],
+      ['--skip-model', f.skipModel !== undefined],
+      ['--both-stream-modes', f.bothStreamModes === true],
+      ['--budget', f.budget !== undefined],
+      ['--allow-unpriced', f.allowUnpriced === true],
+      ['--probe-image', f.probeImage !== undefined],
+      ['--model-timeout', f.modelTimeout !== undefined],
     ] as const
   ).find(([, given]) => given);
   if (f.allModels !== true && needsAllModels !== undefined) {
@@ -105,8 +105,8 @@ export function parseOperatorFlags(f: OperatorFlags): OperatorSettings {
     for (const k of f.kind ?? DEFAULT_PROBE_KINDS) {
       const name = k === 'image-generation' ? 'image' : k;
       if (!isModelKind(name)) {
-        throw new UsageError(`kind: "${k}" is not a kind (one of: ${MODEL_KINDS.join(', ')})`, {
-          field: 'kind',
+        throw new UsageError(`--kind: "${k}" is not a kind (one of: ${MODEL_KINDS.join(', ')})`, {
+          field: '--kind',
         });
       }
       if (!kinds.includes(name)) kinds.push(name);
@@ -115,14 +115,14 @@ export function parseOperatorFlags(f: OperatorFlags): OperatorSettings {
     const paid = kinds.filter((k) => TASK_KINDS.includes(k));
     if (paid.length > 0 && budget.size === 0) {
       throw new UsageError(
-        `kind: ${paid.join(', ')} creates paid tasks: give a --budget (e.g. --budget 20CNY) to bound their list price`,
-        { field: 'budget' },
+        `--kind: ${paid.join(', ')} creates paid tasks: give a --budget (e.g. --budget 20CNY) to bound their list price`,
+        { field: '--budget' },
       );
     }
     if (f.probeImage !== undefined) {
-      const u = httpUrl(f.probeImage, 'probe-image');
+      const u = httpUrl(f.probeImage, '--probe-image');
       if (!u.startsWith('https:'))
-        throw new UsageError('probe-image: must be a public https URL', { field: 'probe-image' });
+        throw new UsageError('--probe-image: must be a public https URL', { field: '--probe-image' });
     }
     out.allModels = {
       kinds,
@@ -131,36 +131,38 @@ export function parseOperatorFlags(f: OperatorFlags): OperatorSettings {
       budget,
       allowUnpriced: f.allowUnpriced === true,
       probeImage: f.probeImage ?? (f.sim === true ? SIM_PROBE_IMAGE : undefined),
-      rowTimeoutMs: parseDuration(f.modelTimeout ?? '60s', 'model-timeout'),
+      rowTimeoutMs: parseDuration(f.modelTimeout ?? '60s', '--model-timeout'),
     };
   }
-  if (f.slo !== undefined) out.slo = parseSlo(f.slo, 'slo');
-  if (f.warnSlo !== undefined) out.warnSlo = parseSlo(f.warnSlo, 'warn-slo');
+  if (f.slo !== undefined) out.slo = parseSlo(f.slo, '--slo');
+  if (f.warnSlo !== undefined) out.warnSlo = parseSlo(f.warnSlo, '--warn-slo');
   const watchFlags = (
     [
-      ['metrics-port', f.metricsPort],
-      ['metrics-host', f.metricsHost],
-      ['metrics-file', f.metricsFile],
-      ['webhook', f.webhook],
-      ['alert-after', f.alertAfter],
+      ['--metrics-port', f.metricsPort],
+      ['--metrics-host', f.metricsHost],
+      ['--metrics-file', f.metricsFile],
+      ['--webhook', f.webhook],
+      ['--alert-after', f.alertAfter],
     ] as const
   ).find(([, v]) => v !== undefined);
   if (f.every === undefined && watchFlags !== undefined) {
     throw new UsageError(`${watchFlags[0]}: only with --every <dur>`, { field: watchFlags[0] });
   }
   if (f.every !== undefined) {
-    const intervalMs = parseDuration(f.every, 'every');
-    if (intervalMs < 1) throw new UsageError('every: must be longer than 0', { field: 'every' });
+    const intervalMs = parseDuration(f.every, '--every');
+    if (intervalMs < 1) throw new UsageError('--every: must be longer than 0', { field: '--every' });
     if (f.alertAfter !== undefined && f.webhook === undefined) {
-      throw new UsageError('alert-after: only with --webhook <url>', { field: 'alert-after' });
+      throw new UsageError('--alert-after: only with --webhook <url>', { field: '--alert-after' });
     }
     out.watch = {
       intervalMs,
       metricsHost: f.metricsHost ?? '127.0.0.1',
-      alertAfter: f.alertAfter !== undefined ? int(f.alertAfter, 'alert-after', 1, 1_000_000) : 3,
-      ...(f.metricsPort !== undefined ? { metricsPort: int(f.metricsPort, 'metrics-port', 0, 65_535) } : {}),
+      alertAfter: f.alertAfter !== undefined ? int(f.alertAfter, '--alert-after', 1, 1_000_000) : 3,
+      ...(f.metricsPort !== undefined
+        ? { metricsPort: int(f.metricsPort, '--metrics-port', 0, 65_535) }
+        : {}),
       ...(f.metricsFile !== undefined ? { metricsFile: f.metricsFile } : {}),
-      ...(f.webhook !== undefined ? { webhook: httpUrl(f.webhook, 'webhook') } : {}),
+      ...(f.webhook !== undefined ? { webhook: httpUrl(f.webhook, '--webhook') } : {}),
     };
   }
   return out;

@@ -264,6 +264,36 @@ describe('class 8: an empty id is bad input, not a request to another route', ()
   });
 });
 
+describe('a bad flag value is named as the user typed it', () => {
+  it('every command names the flag with its dashes, in the message and in --json param, and sends nothing', async () => {
+    const sim = await useSim();
+    const d = tmp();
+    const cases: Array<[string[], string]> = [
+      [['models', '--timeout', '0s'], '--timeout'],
+      [['video', 'wait', 'video_x', '--interval', '0'], '--interval'],
+      [['video', 'wait', 'video_a', 'video_b', '--download', join(d, 'x.mp4')], '--download'],
+      [['probe', '--kind', 'chat'], '--kind'],
+      [['probe', '--every', '0s'], '--every'],
+      [['probe', '--all-models', '--model-timeout', 'soon'], '--model-timeout'],
+      [['probe', '--slo', 'speed<1s'], '--slo'],
+      [['probe', '--every', '1m', '--metrics-port', '70000'], '--metrics-port'],
+      [['probe', 'history', '--since', '5q'], '--since'],
+      [['history', '--limit', 'ten'], '--limit'],
+      [['sim', '--port', '99999'], '--port'],
+      [['batch', 'run', join(d, 'in.jsonl'), '--out', join(d, 'out'), '--shard', '3/2'], '--shard'],
+      [['load', '-m', 'chat-3.7-plus', '--rate', '0'], '--rate'],
+    ];
+    for (const [argv, flag] of cases) {
+      const r = await runGw([...argv, '--json'], { env: { ...sim.env, GW_STATE_DIR: join(d, 'state') } });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
+      const e = (JSON.parse(r.stderr) as { error: { message: string; param?: string } }).error;
+      expect(e.message.startsWith(`${flag}: `), `${argv.join(' ')}: ${e.message}`).toBe(true);
+      expect(e.param, argv.join(' ')).toBe(flag);
+    }
+    expect(sim.requests).toEqual([]);
+  });
+});
+
 describe('class 6: gateway text cannot drive the terminal; an echoed token never shows', () => {
   const TOKEN = 'sk-te"st\\tok-9876';
   let server: Server | undefined;

@@ -72,10 +72,12 @@ function readBodyFile(path: string, read: ReadFile): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`--body: "${path}" is not valid JSON (${(e as Error).message})`, { field: 'body' });
+    throw new UsageError(`--body: "${path}" is not valid JSON (${(e as Error).message})`, {
+      field: '--body',
+    });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError(`--body: "${path}" must hold a JSON object (the request body)`, { field: 'body' });
+    throw new UsageError(`--body: "${path}" must hold a JSON object (the request body)`, { field: '--body' });
   }
   return value as Record<string, unknown>;
 }

@@ -143,8 +143,8 @@ export default async function run(ctx: Context, opts: Flags<typeof waitFlags>, i
   const timeoutMs = ctx.waitLimitMs(opts.timeout);
   const intervalMs = opts.interval;
   if (opts.download !== undefined && ids.length > 1) {
-    throw new UsageError('download: --download takes one video id (it names one file)', {
-      field: 'download',
+    throw new UsageError('--download: takes one video id (it names one file)', {
+      field: '--download',
     });
   }
   if (opts.download !== undefined) {

@@ -9,7 +9,7 @@ export const waitFlags = z.object({
     flag: '--timeout <dur>',
     help: 'give up after this long (exit 4, the resume command on stderr); default: no limit',
   }),
-  interval: flag(positiveDuration('interval').optional(), {
+  interval: flag(positiveDuration('--interval').optional(), {
     flag: '--interval <dur>',
     help: 'first polling delay, more than 0 (default 2s; backoff with jitter, capped at 30s)',
   }),

@@ -16,11 +16,11 @@ async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<s
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: 'body' });
+    throw new UsageError(`--body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: '--body' });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`body: ${path} must hold a JSON object`, {
-      field: 'body',
+    throw new UsageError(`--body: ${path} must hold a JSON object`, {
+      field: '--body',
     });
   }
   return parsed as Record<string, unknown>;
