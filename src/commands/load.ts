@@ -152,7 +152,9 @@ export const loadVerb = defineVerb<typeof loadFlags>({
   notes: `Closed loop (--concurrency n): n requests in flight, each sent when the previous one ended; latency is
 measured from the moment the request is written on its connection (opening connections is --warmup's job, not a
 latency). Open loop (--rate r): arrivals on a schedule whatever the answers do; every latency is measured from the
-request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so.
+request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so, with
+the connections it had open (one is opened for each request that finds none free, up to 4096; --warmup opens them
+before measuring).
 
 Warm-up and ramp-up: in the closed loop, --warmup's requests are the first step's own first requests, sent by the
 same users and left out of every figure; the step's clock (and --duration) starts with the first measured request.

@@ -213,6 +213,7 @@ export async function runLoad(
   const origin = performance.now();
   let authFailure: Outcome | undefined;
   const steps: StepReport[] = [];
+  const openConnections = new Map<string, number>();
   let stopped: string | null = null;
   const values = spec.sweep?.values ?? [
     spec.sweep === undefined && spec.mode === 'open' ? (spec.rate as number) : (spec.concurrency as number),
@@ -269,6 +270,9 @@ export async function runLoad(
       else meta.concurrency = v;
       const st = stepReport(rec, meta, spec.slo);
       steps.push(st);
+      // The open loop's pool opens a connection for each request that finds none free: a client that fell
+      // behind (cold code, a rate beyond it) opens many, and says how many.
+      if (spec.mode === 'open') openConnections.set(st.label, dispatcher.stats.connected);
       if (why !== undefined && why !== 'auth') {
         stopped = why;
         break;
@@ -298,9 +302,7 @@ export async function runLoad(
   const warnings: string[] = [];
   for (const st of steps) {
     if (st.schedule.behind) {
-      warnings.push(
-        `${st.label}: the client fell behind its schedule (${st.schedule.late} of ${st.requests} starts more than 10ms late, max ${st.schedule.lag_max_ms}ms); latencies are still measured from the scheduled starts`,
-      );
+      warnings.push(behindWarning(st, openConnections.get(st.label), spec.warmup));
     }
     if (st.usage_missing > 0) {
       warnings.push(
@@ -444,4 +446,15 @@ function unreachable(
   const codes = new Set(steps.flatMap((st) => Object.keys(st.errors_by_code)));
   if (codes.size === 0 || ![...codes].every((c) => NEVER_CONNECTED_CODES.has(c))) return '';
   return `: nothing answered at ${origin} (${[...codes].join(', ')}); is the gateway up, and the base URL right?`;
+}
+
+/**
+ * The warning of a step whose client fell behind its schedule: how late, how many connections the open loop had
+ * open at its end, and (without a warm-up) that opening them was measured.
+ */
+export function behindWarning(st: StepReport, connections: number | undefined, warmup: number): string {
+  const conns = connections !== undefined ? `; ${connections} connections open at its end` : '';
+  const hint =
+    connections !== undefined && warmup === 0 ? '; --warmup <n> opens the connections before measuring' : '';
+  return `${st.label}: the client fell behind its schedule (${st.schedule.late} of ${st.requests} starts more than 10ms late, max ${st.schedule.lag_max_ms}ms${conns}); latencies are still measured from the scheduled starts${hint}`;
 }
