@@ -61,8 +61,8 @@ export default async function run(ctx: Context, parsed: Flags<typeof probeFlags>
   const settings = ops?.parseOperatorFlags(opts) ?? {};
   if (settings.watch !== undefined && opts.junit !== undefined) {
     throw new (await import('../core/errors.js')).UsageError(
-      'junit: not with --every (a watch reports through --metrics-* and --webhook)',
-      { field: 'junit' },
+      '--junit: not with --every (a watch reports through --metrics-* and --webhook)',
+      { field: '--junit' },
     );
   }
   const allModels = settings.allModels;
@@ -70,8 +70,8 @@ export default async function run(ctx: Context, parsed: Flags<typeof probeFlags>
     const clash = (['only', 'skip', 'extended'] as const).find((k) => opts[k] !== undefined);
     if (clash !== undefined) {
       throw new (await import('../core/errors.js')).UsageError(
-        `${clash}: not with --all-models (it probes every listed model; use --kind and --skip-model)`,
-        { field: clash },
+        `--${clash}: not with --all-models (it probes every listed model; use --kind and --skip-model)`,
+        { field: `--${clash}` },
       );
     }
   }
@@ -99,10 +99,11 @@ export default async function run(ctx: Context, parsed: Flags<typeof probeFlags>
   // single report to write: its history is `gw probe history --html`.
   if (settings.watch !== undefined && opts.html !== undefined) {
     throw new (await import('../core/errors.js')).UsageError(
-      'html: not with --every (gw probe history --html draws the runs of a watch)',
-      { field: 'html' },
+      '--html: not with --every (gw probe history --html draws the runs of a watch)',
+      { field: '--html' },
     );
   }
+  if (opts.junit !== undefined) (await import('../report/output.js')).prepareReportPath(opts.junit, 'junit');
   const html = opts.html !== undefined ? await import('../report/index.js') : undefined;
   const writeHtml = html?.htmlReport(opts.html as string, command, html.probeHtml, ctx.redactor);
 

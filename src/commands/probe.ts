@@ -37,7 +37,10 @@ export const probeFlags = z.object({
     flag: '--extended',
     help: 'add the contract checks that cost nothing (see below)',
   }),
-  junit: flag(z.string().optional(), { flag: '--junit <file>', help: 'also write a JUnit XML report' }),
+  junit: flag(z.string().optional(), {
+    flag: '--junit <file>',
+    help: 'also write a JUnit XML report (missing directories are created)',
+  }),
   html: flag(z.string().optional(), {
     flag: '--html <file>',
     help: 'also write a self-contained HTML report (charts; opens offline)',

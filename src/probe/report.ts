@@ -3,7 +3,6 @@
  * progress lines drawn on a terminal's stderr while the checks run.
  */
 import { formatDuration } from '../core/duration.js';
-import { GwError } from '../core/errors.js';
 import type { Output } from '../ui/output.js';
 import type { CheckRecord, CheckStatus, ProbeReport } from './runner.js';
 
@@ -114,16 +113,13 @@ export function toJUnit(r: ProbeReport): string {
   return lines.join('\n');
 }
 
-/** Writes the JUnit report to `file` (creating its directory). */
+/**
+ * Writes the JUnit report to `file` atomically (a reader, e.g. a CI step, never sees half of it). Its directory
+ * was created and its path checked before the probe sent anything (`prepareReportPath`).
+ */
 export async function writeJUnit(file: string, r: ProbeReport): Promise<void> {
-  const fs = await import('node:fs/promises');
-  const path = await import('node:path');
-  try {
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(file, toJUnit(r), 'utf8');
-  } catch (e) {
-    throw new GwError(`cannot write the JUnit report ${file}: ${(e as Error).message}`, { code: 'io_error' });
-  }
+  const { writeReportFile } = await import('../report/output.js');
+  await writeReportFile(file, toJUnit(r), 'the JUnit report');
 }
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

@@ -57,3 +57,33 @@ describe('gw probe --html', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });
+
+describe('gw probe --junit', () => {
+  it('creates missing directories before any request, and writes the whole report with no temporary file left', async () => {
+    const sim = await useSim();
+    const target = join(dir, 'ci', 'reports', 'probe.xml');
+    const r = await runGw(['probe', '--skip', 'video', '--junit', target], { env: sim.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const xml = readFileSync(target, 'utf8');
+    expect(xml).toMatch(/^<\?xml[\s\S]*<\/testsuites>\n$/);
+    expect(readdirSync(join(dir, 'ci', 'reports'))).toEqual(['probe.xml']);
+  });
+
+  it('a path that cannot be made (under a file, a directory as the file) is exit 2 before any request', async () => {
+    const sim = await useSim();
+    const file = join(dir, 'plain-file');
+    writeFileSync(file, 'x');
+    const cases: Array<[string, RegExp]> = [
+      [join(file, 'probe.xml'), /--junit .*plain-file is not a directory/],
+      [dir, /--junit .*: is a directory; give a file name/],
+    ];
+    for (const [target, message] of cases) {
+      const r = await runGw(['probe', '--skip', 'video', '--junit', target, '--json'], { env: sim.env });
+      expect(r.exitCode, target).toBe(2);
+      const e = (JSON.parse(r.stderr) as { error: { message: string; param: string } }).error;
+      expect(e.message).toMatch(message);
+      expect(e.param).toBe('--junit');
+    }
+    expect(apiRequests(sim)).toEqual([]);
+  });
+});
