@@ -4,10 +4,11 @@
  * directory, renamed over the target), so a reader never sees half a report.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { GwError, UsageError } from '../core/errors.js';
+import { UsageError } from '../core/errors.js';
+import { fsError } from '../core/fs-errors.js';
 
 /** Checks that `file` can be written: its directory exists, and it is not itself a directory. */
 export function checkReportPath(file: string, flag = 'html'): string {
@@ -25,6 +26,12 @@ export function checkReportPath(file: string, flag = 'html'): string {
   }
   if (!dirStat.isDirectory()) {
     throw new UsageError(`--${flag} ${file}: ${dir} is not a directory`, { field: `--${flag}` });
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    // Read-only file system, no permission: said now, not after the command's work.
+    throw fsError(e, { path: dir, action: `write --${flag} into`, usage: true, field: `--${flag}` });
   }
   try {
     if (statSync(full).isDirectory()) {
@@ -68,6 +75,6 @@ export async function writeReportFile(file: string, text: string, what = 'the HT
     await rename(tmp, full);
   } catch (e) {
     await rm(tmp, { force: true }).catch(() => {});
-    throw new GwError(`cannot write ${what} ${file}: ${(e as Error).message}`, { code: 'io_error' });
+    throw fsError(e, { path: file, action: `write ${what}` });
   }
 }
