@@ -18,14 +18,17 @@ function parentFlags(ctx: Context): LoadFlags {
 export async function load(ctx: Context, parsed: Flags<typeof loadFlags>): Promise<number | void> {
   // The schema leaves absent flags out (never `key: undefined`), which is what LoadFlags means.
   const flags = parsed as LoadFlags;
+  const html = flags.html !== undefined ? await import('../report/index.js') : undefined;
   if (flags.api === 'video') {
-    const { runVideoLoad } = await import('../load/video.js');
-    return runVideoLoad(ctx, flags);
+    const { runVideoLoad, parseVideoFlags } = await import('../load/video.js');
+    // Flags first (exit 2 on a bad one), then the report's path: both before the first paid create.
+    const spec = parseVideoFlags(flags);
+    const write = html?.htmlReport(flags.html as string, commandOf(ctx), html.loadHtml, ctx.redactor);
+    return runVideoLoad(ctx, spec, write && ((r) => write(r, r.target)));
   }
   const { parseLoadFlags } = await import('../load/options.js');
   const spec = parseLoadFlags(flags);
   const { runLoad } = await import('../load/run.js');
-  const html = flags.html !== undefined ? await import('../report/index.js') : undefined;
   const write = html?.htmlReport(flags.html as string, commandOf(ctx), html.loadHtml, ctx.redactor);
   return runLoad(ctx, spec, write && ((r) => write(r, r.target)));
 }
@@ -40,11 +43,13 @@ export async function merge(
   const html = htmlFile !== undefined ? await import('../report/index.js') : undefined;
   const cmd = (ctx.command?.parent ?? ctx.command) as CommandLike;
   const write = html?.htmlReport(htmlFile as string, cmd, html.loadHtml, ctx.redactor);
-  const { readReport, writeAtomic, printReport } = await import('../load/run.js');
+  const { readReport, printReport } = await import('../load/run.js');
   const { mergeReports } = await import('../load/merge.js');
-  const merged = mergeReports(paths.map((path) => ({ path, report: readReport(path, 'run.json') })));
+  const { checkReportPath, writeReportFile } = await import('../report/output.js');
   const out = opts.out ?? parentFlags(ctx).out;
-  if (out !== undefined) writeAtomic(out, `${JSON.stringify(merged)}\n`);
+  if (out !== undefined) checkReportPath(out, 'out');
+  const merged = mergeReports(paths.map((path) => ({ path, report: readReport(path, 'run.json') })));
+  if (out !== undefined) await writeReportFile(out, `${JSON.stringify(merged)}\n`, 'the merged report');
   await write?.(merged, merged.target);
   await ctx.out.result(merged, (m) => printReport(ctx, m));
 }

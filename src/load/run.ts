@@ -4,17 +4,7 @@
  * 130 when interrupted (after the partial report), 1 when the SLO was missed, the baseline regressed, or no
  * request at all succeeded, else 0.
  */
-import {
-  accessSync,
-  constants,
-  createWriteStream,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeFileSync,
-  type WriteStream,
-} from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { createWriteStream, openSync, readFileSync, type WriteStream } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'undici';
 import type { Context } from '../commands/context.js';
@@ -28,19 +18,13 @@ import { kneeIndex, saturated, type CurvePoint } from './knee.js';
 import { LiveLine } from './live.js';
 import type { LoadSpec } from './options.js';
 import { csvLine, CSV_HEAD, stepLines, stepReport, tableRows } from './report.js';
+import { checkReportPath, writeReportFile } from '../report/output.js';
 import { runStep, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
 import { prepare, type Prepared } from './workload.js';
 
 /** Version written into reports. */
 const GW_VERSION = '0.1.0';
-
-/** Writes a file atomically (temporary file, then rename). */
-export function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
 
 /** Reads a report written by `gw load --out` (exit 2 when it is not one). */
 export function readReport(path: string, flag: string): RunReport {
@@ -152,18 +136,7 @@ export async function runLoad(
   }
 
   // Files are checked before anything is sent: a run must not end in an unwritable report.
-  if (spec.out !== undefined) {
-    try {
-      accessSync(dirname(resolve(spec.out)), constants.W_OK);
-    } catch (e) {
-      throw new UsageError(
-        `--out: cannot write into the folder of ${spec.out} (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
-        {
-          field: '--out',
-        },
-      );
-    }
-  }
+  if (spec.out !== undefined) checkReportPath(spec.out, 'out');
   let csv: WriteStream | undefined;
   let csvStep = '';
   if (spec.csv !== undefined) {
@@ -376,7 +349,8 @@ export async function runLoad(
     sweep,
     slo: spec.slo !== undefined ? { expr: spec.slo.text, pass: sloPass } : null,
   };
-  if (spec.out !== undefined) writeAtomic(spec.out, `${JSON.stringify(report)}\n`);
+  if (spec.out !== undefined)
+    await writeReportFile(spec.out, `${JSON.stringify(report)}\n`, 'the load report');
   await onReport?.(report);
   for (const w of warnings) ctx.out.warn(w);
   if (ctx.globals.json) ctx.out.json(report);

@@ -12,6 +12,7 @@ import type { Context } from '../commands/context.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import { parseDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';
+import { checkReportPath, writeReportFile } from '../report/output.js';
 import { estimateRequest, type Currency } from '../contract/estimate.js';
 import { parseBudgets } from '../core/budget.js';
 import { isVideoSuccess, minVideoSecondsFor } from '../contract/video.js';
@@ -118,7 +119,8 @@ export function parseVideoFlags(f: LoadFlags): VideoSpec {
   };
   if (durationMs !== undefined) spec.durationMs = durationMs;
   else spec.requests = requests ?? VIDEO_DEFAULTS.requests;
-  if (f.out !== undefined) spec.out = f.out;
+  // Checked now: the report of paid work must not be lost to an unwritable path at the end.
+  if (f.out !== undefined) spec.out = checkReportPath(f.out, 'out');
   return spec;
 }
 
@@ -223,8 +225,11 @@ async function runItem(
 }
 
 /** Runs `gw load --api video`; prints the report; returns the exit code. */
-export async function runVideoLoad(ctx: Context, flags: LoadFlags): Promise<number> {
-  const spec = parseVideoFlags(flags);
+export async function runVideoLoad(
+  ctx: Context,
+  spec: VideoSpec,
+  onReport?: (r: RunReport) => Promise<void>,
+): Promise<number> {
   const client = await ctx.client();
   const rec = new Recorder();
   const hist = Object.fromEntries(VIDEO_METRICS.map((m) => [m, new LatencyHistogram()])) as Record<
@@ -352,8 +357,10 @@ export async function runVideoLoad(ctx: Context, flags: LoadFlags): Promise<numb
     sweep: null,
     slo: null,
   };
-  const { writeAtomic, printReport } = await import('./run.js');
-  if (spec.out !== undefined) writeAtomic(spec.out, `${JSON.stringify(report)}\n`);
+  const { printReport } = await import('./run.js');
+  if (spec.out !== undefined)
+    await writeReportFile(spec.out, `${JSON.stringify(report)}\n`, 'the load report');
+  await onReport?.(report);
   if (budgetStop) ctx.out.warn(`stopped creating: one more video would pass the budget`);
   if (ctx.globals.json) ctx.out.json(report);
   else await printReport(ctx, report);

@@ -83,6 +83,47 @@ function shortName(s: StepReport): string {
       : s.label || 'run';
 }
 
+/** `--api video`: the tasks' own figures (create, queue wait, completion, download), spend and terminal states. */
+function videoSection(steps: StepReport[]): string {
+  const withVideo = steps.filter((s) => s.video !== undefined);
+  if (withVideo.length === 0) return '';
+  const rows: Array<Array<string | number>> = [];
+  for (const s of withVideo) {
+    const v = s.video as NonNullable<StepReport['video']>;
+    const name = withVideo.length > 1 ? `${stepName(s)}: ` : '';
+    const lat = v.latency_ms;
+    for (const [label, x] of [
+      ['create (answer to the POST)', lat.create],
+      [`queue wait (±${v.poll_interval_ms} ms)`, lat.queue_wait],
+      ['time to completion', lat.completion],
+      ['download', lat.download],
+    ] as const) {
+      rows.push([`${name}${label}`, x.count, ms(x.p50), ms(x.p95), ms(x.p99), ms(x.max)]);
+    }
+    const d = v.download_mb_per_s;
+    rows.push([`${name}download MB/s`, d.count, num(d.p50), num(d.p95), num(d.p99), num(d.max)]);
+  }
+  const facts = withVideo.map((s) => {
+    const v = s.video as NonNullable<StepReport['video']>;
+    const states = Object.entries(v.states)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    return `<p class="lead">${esc(
+      `${v.model}, ${v.seconds}s ${v.resolution}: ${v.created} created, ${v.completed} completed, ${v.failed} failed, ${v.cancelled} cancelled${states ? ` (states: ${states})` : ''}; estimated spend ${v.spend.currency} ${v.spend.estimated.toFixed(2)} of a ${v.spend.currency} ${v.spend.budget} budget${v.spend.stopped_by_budget ? ', stopped by the budget' : ''}.`,
+    )}</p>`;
+  });
+  return section(
+    'Video tasks',
+    facts.join('') +
+      table({
+        head: ['figure', 'count', 'p50', 'p95', 'p99', 'max'],
+        numeric: [1, 2, 3, 4, 5],
+        nowrap: [0],
+        rows,
+      }),
+  );
+}
+
 /** The report's HTML. */
 export function loadHtml(r: RunReport, meta: ReportMeta): string {
   const steps = r.steps;
@@ -280,6 +321,7 @@ export function loadHtml(r: RunReport, meta: ReportMeta): string {
     (cdfCharts.length ? section('Latency', cdfCharts.join('')) : '') +
     (histCharts.length ? section('Time to first token and inter-token gaps', histCharts.join('')) : '') +
     (rps ? section('Throughput over time', rps) : '') +
+    videoSection(steps) +
     (errors ? section('Errors', errors) : '') +
     section(
       'Steps',

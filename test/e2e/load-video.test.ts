@@ -197,4 +197,35 @@ describe('gw load --api video against the simulator', () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/video run and a text run/);
   });
+
+  it('--out and --html: an unwritable path is exit 2 before the first create; the HTML report shows the video figures', async () => {
+    const sim = await useSim({ timings: { videoQueuedMs: 100, videoRunningMs: 100 } });
+    const dir = tempDir();
+    for (const flag of ['--out', '--html']) {
+      const bad = await load(
+        ['--requests', '1', '--budget', '10CNY', flag, join(dir, 'missing', 'r')],
+        sim.env,
+      );
+      expect(bad.exitCode, `${flag}: ${bad.stderr}`).toBe(2);
+      expect(bad.stderr).toMatch(new RegExp(`${flag} .*missing.* does not exist`));
+    }
+    expect(posts(sim.requests)).toBe(0);
+
+    const html = join(dir, 'v.html');
+    const out = join(dir, 'v.json');
+    const r = await load(['--requests', '2', '--budget', '10CNY', '--html', html, '--out', out], sim.env);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(r.report);
+    const text = readFileSync(html, 'utf8').replace(/<[^>]*>/g, ' ');
+    expect(text).toContain('Video tasks');
+    expect(text).toMatch(/clip-1\.1-t2v, 3s 720p: 2 created, 2 completed, 0 failed, 0 cancelled/);
+    for (const figure of [
+      'create (answer to the POST)',
+      'queue wait',
+      'time to completion',
+      'download MB/s',
+    ]) {
+      expect(text, figure).toContain(figure);
+    }
+  });
 });
