@@ -68,6 +68,8 @@ export function parseVideoFlags(f: LoadFlags): VideoSpec {
     ['--stop-on', f.stopOn],
     ['--csv', f.csv],
     ['--baseline', f.baseline],
+    ['--tolerance', f.tolerance],
+    ['--seed', f.seed],
   ] as const) {
     if (v !== undefined) usage(flag, 'is not supported with --api video (closed loop of video tasks)');
   }

@@ -363,6 +363,11 @@ describe('gw load flags', () => {
       ['--api', 'video', '--budget', '5CNY', '--ramp-up', '1s'],
       /--ramp-up: is not supported with --api video/,
     ],
+    [
+      ['--api', 'video', '--budget', '5CNY', '--tolerance', '5%'],
+      /--tolerance: is not supported with --api video/,
+    ],
+    [['--api', 'video', '--budget', '5CNY', '--seed', '3'], /--seed: is not supported with --api video/],
   ])('%j exits 2 naming the flag, nothing sent', async (args, message) => {
     const sim = await useSim();
     const r = await runGw([...M, ...args], { env: sim.env });
