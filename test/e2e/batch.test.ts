@@ -215,6 +215,24 @@ describe('gw batch run', () => {
     expect(s.requests).toHaveLength(0);
   });
 
+  it('an --out that is a file, or has a file on its way, is exit 2 naming --out, before anything is sent', async () => {
+    const s = await sim();
+    const d = tmp();
+    const file = writeInput(d, [chat('c1')]);
+    for (const [out, rule] of [
+      [file, /--out .*jobs\.jsonl: is a file; give a directory/],
+      [join(file, 'out'), /--out .*jobs\.jsonl\/out: a file is on its way/],
+    ] as const) {
+      const r = await gw(['batch', 'run', file, '--out', out, '--json'], s.env, isolatedDirs());
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(JSON.parse(r.stderr)).toMatchObject({
+        error: { message: expect.stringMatching(rule), param: '--out' },
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toContain('"custom_id":"c1"');
+    expect(s.requests).toHaveLength(0);
+  });
+
   it('--dry-run prints counts per endpoint and model and the list-price total, and sends nothing', async () => {
     const s = await sim();
     const d = tmp();

@@ -8,6 +8,7 @@ export default async function run(
   opts: Flags<typeof batchRunFlags>,
   file: string,
 ): Promise<number> {
-  const { runSession } = await import('../../batch/session.js');
+  const { runSession, checkBatchDir } = await import('../../batch/session.js');
+  await checkBatchDir(opts.out, '--out');
   return runSession(ctx, { input: file, dir: opts.out, flags: opts });
 }
