@@ -70,6 +70,10 @@ export const loadFlags = z.object({
     flag: '--warmup <n>',
     help: 'send n requests first and leave them out of every figure (default 0)',
   }),
+  connections: flag(z.string().optional(), {
+    flag: '--connections <n>',
+    help: 'open loop: most connections to open (default 4096); requests beyond wait for one, their wait counted',
+  }),
   rampUp: flag(z.string().optional(), {
     flag: '--ramp-up <dur>',
     help: 'closed loop: start the users evenly over this long, e.g. 2s (default: all at once)',
@@ -153,8 +157,9 @@ export const loadVerb = defineVerb<typeof loadFlags>({
 measured from the moment the request is written on its connection (opening connections is --warmup's job, not a
 latency). Open loop (--rate r): arrivals on a schedule whatever the answers do; every latency is measured from the
 request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so, with
-the connections it had open (one is opened for each request that finds none free, up to 4096; --warmup opens them
-before measuring).
+the connections it had open (one is opened for each request that finds none free, up to --connections, default
+4096: at thousands of requests per second a cold start can open thousands; --warmup opens them before measuring,
+--connections caps them, and a request that finds none free past the cap waits for one, its wait counted).
 
 Warm-up and ramp-up: in the closed loop, --warmup's requests are the first step's own first requests, sent by the
 same users and left out of every figure; the step's clock (and --duration) starts with the first measured request.
@@ -187,7 +192,7 @@ the create answered), queue wait (until a poll first saw the task leave queued; 
 interval), time to completion, download time and throughput. failed/cancelled tasks, timeouts and failed
 downloads are errors. --budget (e.g. 10CNY) is required: no create is sent once the list price of the videos
 created so far plus one would pass it; the report shows the estimated spend. Not with --rate, --sweep, --mix,
---slo, --stop-on, --csv, --baseline, --warmup, --ramp-up.
+--slo, --stop-on, --csv, --baseline, --tolerance, --warmup, --ramp-up, --connections, --seed.
 
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).

@@ -28,6 +28,7 @@ export interface LoadFlags {
   sweep?: string;
   warmup?: string;
   rampUp?: string;
+  connections?: string;
   promptWords?: string;
   maxTokens?: string;
   prompts?: string;
@@ -62,6 +63,8 @@ export interface LoadSpec {
   warmup: number;
   /** Closed loop: the virtual users start evenly over this long. */
   rampUpMs?: number;
+  /** Open loop: the most connections the pool opens. */
+  connections: number;
   prompts: Prompt[];
   promptSource: string;
   maxTokens: number;
@@ -81,6 +84,8 @@ export const DEFAULTS = {
   promptWords: 32,
   maxTokens: 64,
   tolerance: 0.1,
+  /** Open loop: connections the pool may open (a request that finds none free opens one, up to this). */
+  connections: 4096,
 };
 
 function usage(flag: string, rule: string): never {
@@ -114,6 +119,7 @@ export function parseTolerance(text: string | undefined): number {
 }
 
 const MAX_CONCURRENCY = 100_000;
+const MAX_CONNECTIONS = 100_000;
 const MAX_RATE = 1_000_000;
 
 /** Checks the flags of `gw load` (not --api video, see the command). */
@@ -176,6 +182,10 @@ export function parseLoadFlags(f: LoadFlags): LoadSpec {
   if (rampUpMs !== undefined && open) {
     usage('--ramp-up', 'applies to the closed loop (--concurrency); open-loop arrivals are already spread');
   }
+  const connections = int('--connections', f.connections, 1, MAX_CONNECTIONS) ?? DEFAULTS.connections;
+  if (f.connections !== undefined && !open) {
+    usage('--connections', 'applies to the open loop (--rate); the closed loop has one connection per user');
+  }
   if (f.prompts !== undefined && f.promptWords !== undefined) {
     usage('--prompt-words', 'cannot be combined with --prompts (the file gives the prompts)');
   }
@@ -205,6 +215,7 @@ export function parseLoadFlags(f: LoadFlags): LoadSpec {
     mode: open ? 'open' : 'closed',
     arrival,
     warmup,
+    connections,
     prompts,
     promptSource: f.prompts !== undefined ? `file ${f.prompts}` : `${words} generated words`,
     maxTokens,

@@ -111,7 +111,7 @@ export async function runLoad(
   const connection = { pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
   const dispatcher = new Pool(base.origin, {
     ...connection,
-    connections: spec.mode === 'closed' ? maxConcurrency : 4096,
+    connections: spec.mode === 'closed' ? maxConcurrency : spec.connections,
   });
   // The closed loop: each virtual user its own connection, kept across the warm-up and the sweep's steps.
   const lanes: Client[] = [];
@@ -326,7 +326,10 @@ export async function runLoad(
       ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
       ...(spec.rate !== undefined ? { rate: spec.rate } : {}),
       ...(spec.mode === 'open'
-        ? { arrival: spec.arrival.kind === 'gamma' ? `gamma:${spec.arrival.cv}` : spec.arrival.kind }
+        ? {
+            arrival: spec.arrival.kind === 'gamma' ? `gamma:${spec.arrival.cv}` : spec.arrival.kind,
+            connections: spec.connections,
+          }
         : {}),
       ...(spec.durationMs !== undefined ? { duration_ms: spec.durationMs } : {}),
       ...(spec.requests !== undefined ? { requests: spec.requests } : {}),
@@ -429,6 +432,8 @@ function unreachable(
 export function behindWarning(st: StepReport, connections: number | undefined, warmup: number): string {
   const conns = connections !== undefined ? `; ${connections} connections open at its end` : '';
   const hint =
-    connections !== undefined && warmup === 0 ? '; --warmup <n> opens the connections before measuring' : '';
+    connections !== undefined
+      ? `; ${warmup === 0 ? '--warmup <n> opens the connections before measuring, ' : ''}--connections <n> caps them`
+      : '';
   return `${st.label}: the client fell behind its schedule (${st.schedule.late} of ${st.requests} starts more than 10ms late, max ${st.schedule.lag_max_ms}ms${conns}); latencies are still measured from the scheduled starts${hint}`;
 }

@@ -62,6 +62,7 @@ export function parseVideoFlags(f: LoadFlags): VideoSpec {
     ['--arrival', f.arrival],
     ['--warmup', f.warmup],
     ['--ramp-up', f.rampUp],
+    ['--connections', f.connections],
     ['--prompt-words', f.promptWords],
     ['--max-tokens', f.maxTokens],
     ['--slo', f.slo],

@@ -143,6 +143,24 @@ describe('gw load against the simulator', () => {
     expect(report.config).toMatchObject({ mode: 'open', rate: 50, arrival: 'constant' });
   });
 
+  it('--connections caps the open loop: past the cap a request waits for a connection, and its wait is counted', async () => {
+    const sim = await useSim(capacity({ ttftMs: 200, maxConcurrent: 500 }));
+    const { report, stderr } = await load(
+      ['--rate', '50', '--arrival', 'constant', '--requests', '30', '--connections', '3', '--no-stream'],
+      sim.env,
+    );
+    const st = report.steps[0];
+    expect(st?.ok).toBe(30);
+    // Three connections of 200 ms answers serve 15/s: the 30th request, scheduled at 0.58 s, is written after
+    // 9 rounds of 200 ms at least.
+    expect(sim.sim.capacity?.stats().peakActive).toBeLessThanOrEqual(3);
+    expect(st?.schedule.lag_max_ms).toBeGreaterThanOrEqual(1000);
+    expect(st?.latency_ms.e2e.max).toBeGreaterThanOrEqual(1200);
+    expect(stderr).toMatch(
+      /fell behind its schedule .*3 connections open at its end.*--connections <n> caps them/,
+    );
+  });
+
   it('finds the knee of a sweep at the configured capacity', async () => {
     const sim = await useSim(capacity({ maxConcurrent: 4, queue: 1000, ttftMs: 60 }));
     const { report } = await load(
@@ -368,6 +386,8 @@ describe('gw load flags', () => {
       /--tolerance: is not supported with --api video/,
     ],
     [['--api', 'video', '--budget', '5CNY', '--seed', '3'], /--seed: is not supported with --api video/],
+    [['--connections', '8'], /--connections: applies to the open loop/],
+    [['--rate', '5', '--connections', '0'], /--connections: "0" must be a whole number from 1/],
   ])('%j exits 2 naming the flag, nothing sent', async (args, message) => {
     const sim = await useSim();
     const r = await runGw([...M, ...args], { env: sim.env });

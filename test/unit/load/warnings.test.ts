@@ -13,7 +13,7 @@ describe('gw load: the warning of a step whose client fell behind its schedule',
     expect(behindWarning(step, 4096, 0)).toBe(
       'rate=6000/s: the client fell behind its schedule (13260 of 18119 starts more than 10ms late, max 2394.111ms; ' +
         '4096 connections open at its end); latencies are still measured from the scheduled starts; ' +
-        '--warmup <n> opens the connections before measuring',
+        '--warmup <n> opens the connections before measuring, --connections <n> caps them',
     );
   });
 
@@ -21,6 +21,7 @@ describe('gw load: the warning of a step whose client fell behind its schedule',
     const w = behindWarning(step, 4096, 20000);
     expect(w).toContain('4096 connections open at its end');
     expect(w).not.toContain('--warmup');
+    expect(w).toMatch(/; --connections <n> caps them$/);
   });
 
   it('names no connections when it does not know them', () => {
