@@ -137,9 +137,11 @@ describe('gw load against the simulator', () => {
     expect(st?.errors).toBe(0);
     expect(st?.latency_ms.e2e.p50).toBeGreaterThanOrEqual(200);
     const peak = sim.sim.capacity?.stats().peakActive ?? 0;
-    // A closed loop would never have more than one in flight; 200 ms / 20 ms = 10 overlap.
+    // A closed loop would never have more than one in flight; 200 ms / 20 ms = 10 overlap. Starting all 50 at once
+    // would be 50; a stall of either process (a loaded CI machine) bunches one more per 20 ms of stall (22 was seen
+    // on Node 22 with the whole suite running), so the bound leaves room for about half a second of it.
     expect(peak).toBeGreaterThanOrEqual(8);
-    expect(peak).toBeLessThanOrEqual(20);
+    expect(peak).toBeLessThanOrEqual(35);
     expect(report.config).toMatchObject({ mode: 'open', rate: 50, arrival: 'constant' });
   });
 
