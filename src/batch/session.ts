@@ -123,28 +123,6 @@ export interface SessionInput {
   reset?: ((state: BatchState) => string[]) | undefined;
 }
 
-/**
- * The batch directory of `gw batch run --out <dir>`, checked before anything is read or sent: a file there, or a
- * file on its way (`out.txt/dir`), is exit 2 naming the flag. A missing directory is fine: the run creates it.
- */
-export async function checkBatchDir(dir: string, flag: string): Promise<void> {
-  if (dir.trim() === '')
-    throw new UsageError(`${flag}: the path is empty; give a directory`, { field: flag });
-  let isDir: boolean;
-  try {
-    isDir = (await stat(dir)).isDirectory();
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') {
-      throw new UsageError(`${flag} ${dir}: a file is on its way; give a directory (gw creates it)`, {
-        field: flag,
-      });
-    }
-    return; // missing: the run creates it
-  }
-  if (!isDir)
-    throw new UsageError(`${flag} ${dir}: is a file; give a directory (gw creates it)`, { field: flag });
-}
-
 /** Runs a batch; returns the exit code. */
 export async function runSession(ctx: Context, si: SessionInput): Promise<number> {
   // The run's own --timeout (after `run`/`retry`), else the global one written before the command name.

@@ -225,8 +225,11 @@ describe('gw batch run', () => {
     const d = tmp();
     const file = writeInput(d, [chat('c1')]);
     for (const [out, rule] of [
-      [file, /--out .*jobs\.jsonl: is a file; give a directory/],
-      [join(file, 'out'), /--out .*jobs\.jsonl\/out: a file is on its way/],
+      [file, /^--out: \/.*\/jobs\.jsonl is not a directory$/],
+      [
+        join(file, 'out'),
+        /^cannot save into \/.*\/jobs\.jsonl\/out: a part of the path is a file, not a directory \(ENOTDIR\)$/,
+      ],
     ] as const) {
       const r = await gw(['batch', 'run', file, '--out', out, '--json'], s.env, isolatedDirs());
       expect(r.exitCode, r.stderr).toBe(2);

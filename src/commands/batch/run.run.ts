@@ -8,7 +8,11 @@ export default async function run(
   opts: Flags<typeof batchRunFlags>,
   file: string,
 ): Promise<number> {
-  const { runSession, checkBatchDir } = await import('../../batch/session.js');
-  await checkBatchDir(opts.out, '--out');
+  const [{ runSession }, { checkSaveDir }] = await Promise.all([
+    import('../../batch/session.js'),
+    import('../../core/download.js'),
+  ]);
+  // The batch directory (created by the run when missing) is checked before anything is read or sent.
+  checkSaveDir(opts.out, '--out');
   return runSession(ctx, { input: file, dir: opts.out, flags: opts });
 }

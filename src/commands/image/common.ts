@@ -48,7 +48,7 @@ function extension(bytes: Buffer): string {
 export async function checkImageOut(o: { out?: string | undefined }): Promise<void> {
   if (o.out === undefined) return;
   const { checkSaveDir } = await import('../../core/download.js');
-  checkSaveDir(o.out, 'out');
+  checkSaveDir(o.out, '--out');
 }
 
 /** Writes one image as `<base>.<ext>`, or `<base>-2.<ext>`… when the name exists and `force` is off. */
