@@ -50,7 +50,7 @@ export function checkReportPath(file: string, flag = 'html'): string {
  * file, no permission) is exit 2 with nothing sent.
  */
 export function prepareReportPath(file: string, flag: string): string {
-  if (file.trim() === '') throw new UsageError(`--${flag} needs a file name`, { field: `--${flag}` });
+  // An empty name resolves to the working directory, which exists: checkReportPath below refuses the name.
   const dir = dirname(resolve(file));
   try {
     mkdirSync(dir, { recursive: true });
