@@ -18,7 +18,7 @@ const outdir = join(root, 'dist');
 
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { cli: 'src/cli.ts', index: 'src/index.ts' },
+  entryPoints: { cli: 'src/cli/main.ts', index: 'src/index.ts' },
   outdir,
   bundle: true,
   splitting: true,

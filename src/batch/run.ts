@@ -9,7 +9,7 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import type { DownloadAnswer } from '../core/download.js';
 import { estimateRequest, impliedSpend, type Currency } from '../contract/estimate.js';
 import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
-import type { Context } from '../commands/context.js';
+import type { Context } from '../cli/context.js';
 import { classify } from './errors.js';
 import { isProblem, parseLine, readLines, type BatchLine } from './input.js';
 import { laneHooks, throughLane, type LaneHooks } from './lane.js';

@@ -8,7 +8,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
-import type { Context } from '../commands/context.js';
+import type { Context } from '../cli/context.js';
 import type { Currency } from '../contract/estimate.js';
 import { parseBudgets } from '../core/budget.js';
 import { ExitCode, GwError, UsageError } from '../core/errors.js';

@@ -9,7 +9,7 @@
  * interval of the two runs, the resolution they were measured at), download throughput (p50 and mean MB/s) when
  * lower by more than `tolerance`.
  */
-import type { Context } from '../commands/context.js';
+import type { Context } from '../cli/context.js';
 import type { Summary } from './histogram.js';
 import type { RunReport, StepReport, VideoFigures } from './schema.js';
 

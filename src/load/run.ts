@@ -7,7 +7,7 @@
 import { createWriteStream, openSync, readFileSync, type WriteStream } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'undici';
-import type { Context } from '../commands/context.js';
+import type { Context } from '../cli/context.js';
 import { NEVER_CONNECTED_CODES } from '../client/network-errors.js';
 import { ConfigError, ExitCode, UsageError } from '../core/errors.js';
 import { seededRandom } from './arrivals.js';

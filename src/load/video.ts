@@ -8,7 +8,7 @@
  * list price would carry the estimated spend of the created items past it.
  */
 import { performance } from 'node:perf_hooks';
-import type { Context } from '../commands/context.js';
+import type { Context } from '../cli/context.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import { parseDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';

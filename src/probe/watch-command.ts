@@ -2,7 +2,7 @@
  * The `--every` side of `gw probe`: sets up the metrics (server and/or file), the webhook alerter and the per-run
  * output, then runs the watch loop until the signal. Loaded only with `--every`.
  */
-import type { Context } from '../commands/context.js';
+import type { Context } from '../cli/context.js';
 import { Alerter, publicAddress } from './alerts.js';
 import { ProbeMetrics, serveMetrics, writeMetricsFile } from './metrics.js';
 import { summaryLine } from './report.js';

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProbeReport } from '../../src/probe/runner.js';
-import { VERSION } from '../../src/cli.js';
+import { VERSION } from '../../src/cli/main.js';
 import { runGw } from '../helpers/gw.js';
 import { apiRequests, useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { VERSION } from '../../src/cli.js';
+import { VERSION } from '../../src/cli/main.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

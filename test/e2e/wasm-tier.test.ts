@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { optimisesWasm } from '../../src/cli.js';
+import { optimisesWasm } from '../../src/cli/main.js';
 import { GW_BIN, isolatedDirs } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 

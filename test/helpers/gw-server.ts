@@ -7,7 +7,7 @@
 import { createReadStream, createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { main } from '../../src/cli.js';
+import { main } from '../../src/cli/main.js';
 import { fastClock } from './clock.js';
 import { enterCwd, STACK_TRACE } from './gw.js';
 import { tempDir } from './tmp.js';

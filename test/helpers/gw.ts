@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { main } from '../../src/cli.js';
+import { main } from '../../src/cli/main.js';
 import { fastClock, type RunClock } from './clock.js';
 import { tempDir } from './tmp.js';
 

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { Runtime } from '../context.js';
-import { parsed } from '../flag-types.js';
-import { defineVerb, flag, verbCommand } from '../verb.js';
+import type { Runtime } from '../../cli/context.js';
+import { parsed } from '../../cli/flag-types.js';
+import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 import { parseCameraFlag, parseDynamicMaskFlag, parseJsonFlag, parseNumberFlag } from './i2v-flags.js';
 
 const str = (f: string, help: string): z.ZodOptional<z.ZodString> =>

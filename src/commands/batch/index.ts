@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { Runtime } from '../context.js';
+import type { Runtime } from '../../cli/context.js';
 import { mergeCommand } from './merge.js';
 import { retryCommand } from './retry.js';
 import { runCommand } from './run.js';

@@ -1,6 +1,6 @@
 import { UsageError } from '../../core/errors.js';
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
 import type { batchRetryFlags } from './retry.js';
 
 /** Re-runs the chosen items of a batch. */

@@ -1,5 +1,5 @@
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
 import type { batchRunFlags } from './run.js';
 
 /** Runs (or resumes) a batch. */

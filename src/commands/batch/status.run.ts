@@ -1,8 +1,8 @@
 import { UsageError } from '../../core/errors.js';
 import type { StatusDoc } from '../../batch/status.js';
 import type { CommandLike } from '../../report/index.js';
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
 import type { batchStatusFlags } from './status.js';
 
 function money(m: Record<string, number | undefined>): string {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { Runtime } from '../context.js';
+import type { Runtime } from '../../cli/context.js';
 import assetCommand from './asset/index.js';
 import taskCommand from './task/index.js';
 

@@ -5,8 +5,8 @@
 import { GwError } from '../../core/errors.js';
 import type { ImagesResponse } from '../../contract/text.js';
 import type { ApiResult } from '../../client/gateway-client.js';
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
 import type { imageFlagFields } from './flags.js';
 
 /** Flags of both image commands, as parsed. */

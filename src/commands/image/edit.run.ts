@@ -1,6 +1,6 @@
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
-import { readPrompt } from '../text-common.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
+import { readPrompt } from '../shared/text.js';
 import { checkImageOut, imageBody, printImages } from './common.js';
 import type { editFlags } from './edit.js';
 

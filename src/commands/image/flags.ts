@@ -1,7 +1,7 @@
 /** The flags `gw image generate` and `gw image edit` share. */
 import * as z from 'zod';
-import { int } from '../flag-types.js';
-import { flag } from '../verb.js';
+import { int } from '../../cli/flag-types.js';
+import { flag } from '../../cli/verb.js';
 
 export const imageFlagFields = z.object({
   model: flag(z.string().optional(), {

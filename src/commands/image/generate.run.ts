@@ -1,5 +1,5 @@
-import type { Context } from '../context.js';
-import { readPrompt } from '../text-common.js';
+import type { Context } from '../../cli/context.js';
+import { readPrompt } from '../shared/text.js';
 import { checkImageOut, imageBody, printImages, type ImageOptions } from './common.js';
 
 /** Generates images; prints URLs or the paths of the saved files. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runtime } from '../context.js';
-import { defineVerb, verbCommand } from '../verb.js';
+import type { Runtime } from '../../cli/context.js';
+import { defineVerb, verbCommand } from '../../cli/verb.js';
 import { imageFlagFields } from './flags.js';
 
 /** `gw image generate`: POST /v1/images/generations. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runtime } from '../context.js';
-import { groupCommand } from '../verb.js';
+import type { Runtime } from '../../cli/context.js';
+import { groupCommand } from '../../cli/verb.js';
 import editCommand from './edit.js';
 import generateCommand from './generate.js';
 

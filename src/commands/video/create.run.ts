@@ -1,8 +1,8 @@
 import type { estimateRequest } from '../../contract/estimate.js';
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
 import type { createFlags } from './create.js';
-import { checkCreateDownloadTarget } from '../job-output.js';
+import { checkCreateDownloadTarget } from '../shared/job-output.js';
 import { waitAndDownloadVideo } from './wait.run.js';
 
 type CreateFlags = Flags<typeof createFlags>;

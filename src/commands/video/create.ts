@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { UsageError } from '../../core/errors.js';
-import type { Runtime } from '../context.js';
-import { list, parsed } from '../flag-types.js';
-import { defineVerb, flag, verbCommand } from '../verb.js';
+import type { Runtime } from '../../cli/context.js';
+import { list, parsed } from '../../cli/flag-types.js';
+import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 
 /** A JSON number flag (`--seconds`, `--seed`): the text must be a number; the contract checks the range. */
 const numberText = (field: string, rule: string, code: string): ReturnType<typeof parsed<number>> =>

@@ -1,10 +1,10 @@
 import { GatewayError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { DownloadResult } from '../../core/download.js';
-import { downloadJson } from '../job-output.js';
+import { downloadJson } from '../shared/job-output.js';
 import { GwError } from '../../core/errors.js';
-import type { Context } from '../context.js';
-import type { Flags } from '../verb.js';
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
 import type { downloadFlags } from './download.js';
 import { formatLocalTime, formatRelative, resumeCommand } from './shared.js';
 

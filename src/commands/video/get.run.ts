@@ -1,4 +1,4 @@
-import type { Context } from '../context.js';
+import type { Context } from '../../cli/context.js';
 import { videoRows } from './shared.js';
 
 /** Shows one video record. */

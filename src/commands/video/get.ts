@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runtime } from '../context.js';
-import { defineVerb, verbCommand } from '../verb.js';
+import type { Runtime } from '../../cli/context.js';
+import { defineVerb, verbCommand } from '../../cli/verb.js';
 
 /** `gw video get <video_id>`: the record as `key: value` lines, `--json` raw. */
 export const getVerb = defineVerb<never, [string]>({

@@ -1,5 +1,5 @@
 /** Helpers shared by the `gw video` verbs and `gw history`: time formatting, record rows. */
-import { shellWord } from '../job-output.js';
+import { shellWord } from '../shared/job-output.js';
 import type { Cell } from '../../ui/output.js';
 
 /** `2026-11-22 14:03:05 +01:00` in the machine's time zone. */

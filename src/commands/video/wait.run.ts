@@ -3,12 +3,12 @@ import { GatewayError } from '../../client/errors.js';
 import type { VideoRecord } from '../../contract/video.js';
 import { formatDuration } from '../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError, UsageError } from '../../core/errors.js';
-import { downloadJson } from '../job-output.js';
-import type { Context } from '../context.js';
+import { downloadJson } from '../shared/job-output.js';
+import type { Context } from '../../cli/context.js';
 import { resumeCommand } from './shared.js';
 import { isTimeout, isInterrupted } from '../../core/error-map.js';
 import { clockOf } from '../../ui/io.js';
-import type { Flags } from '../verb.js';
+import type { Flags } from '../../cli/verb.js';
 import type { waitFlags } from './wait.js';
 
 /** Limits of a wait. */

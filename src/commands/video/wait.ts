@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { Runtime } from '../context.js';
-import { positiveDuration } from '../flag-types.js';
-import { defineVerb, flag, verbCommand } from '../verb.js';
+import type { Runtime } from '../../cli/context.js';
+import { positiveDuration } from '../../cli/flag-types.js';
+import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 
 export const waitFlags = z.object({
   timeout: flag(z.string().optional(), {

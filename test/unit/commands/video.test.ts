@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PassThrough, Readable } from 'node:stream';
-import { main } from '../../../src/cli.js';
+import { main } from '../../../src/cli/main.js';
 import { runGw, type GwResult } from '../../helpers/gw.js';
 import { useSim } from '../../helpers/sim.js';
 import { tempDir } from '../../helpers/tmp.js';

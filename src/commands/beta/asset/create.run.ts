@@ -1,7 +1,7 @@
 import { ASSET_TYPES, defaultAssetName, guessAssetType } from '../../../contract/beta-assets.js';
 import { UsageError } from '../../../core/errors.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { assetCreateFlags } from './create.js';
 import { assetModel } from './ids.js';
 

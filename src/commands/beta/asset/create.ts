@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { ASSET_TYPES } from '../../../contract/beta-assets.js';
-import type { Runtime } from '../../context.js';
-import { defineVerb, flag, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 import { assetModelFlag } from './flags.js';
 
 export const assetCreateFlags = z.object({

@@ -1,6 +1,6 @@
 /** The flag every asset verb shares. */
 import * as z from 'zod';
-import { flag } from '../../verb.js';
+import { flag } from '../../../cli/verb.js';
 import { ASSET_MODEL_FALLBACK } from './ids.js';
 
 /** `-m, --model`: one rule for every asset verb (the profile's defaults.beta, else the fallback). */

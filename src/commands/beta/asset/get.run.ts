@@ -1,7 +1,7 @@
 import type { Asset } from '../../../contract/beta-assets.js';
 import type { Cell } from '../../../ui/output.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { assetGetFlags } from './get.js';
 import { formatLocalTime } from '../../video/shared.js';
 import { assetId, assetModel } from './ids.js';

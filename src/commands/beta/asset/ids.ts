@@ -1,4 +1,4 @@
-import type { Context } from '../../context.js';
+import type { Context } from '../../../cli/context.js';
 
 /** The model every asset verb uses when `-m` is omitted and the profile has no `defaults.beta`. */
 export const ASSET_MODEL_FALLBACK = 'gamma-video-2-0';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { groupCommand } from '../../verb.js';
-import type { Runtime } from '../../context.js';
+import { groupCommand } from '../../../cli/verb.js';
+import type { Runtime } from '../../../cli/context.js';
 import createCommand from './create.js';
 import getCommand from './get.js';
 import groupCreateCommand from './group-create.js';

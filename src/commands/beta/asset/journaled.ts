@@ -5,7 +5,7 @@
  */
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { AssetCreated } from '../../../contract/beta-assets.js';
-import type { Context } from '../../context.js';
+import type { Context } from '../../../cli/context.js';
 
 /** What a create answered: the new id, and the gateway's body for --json. */
 export interface Created {

@@ -1,6 +1,6 @@
 import type { Asset } from '../../../contract/beta-assets.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { assetListFlags } from './list.js';
 import { walkPages } from '../pages.js';
 import { assetModel } from './ids.js';

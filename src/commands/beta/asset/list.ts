@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { Runtime } from '../../context.js';
-import { positiveInt } from '../../flag-types.js';
-import { defineVerb, flag, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { positiveInt } from '../../../cli/flag-types.js';
+import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 import { assetModelFlag } from './flags.js';
 
 export const assetListFlags = z.object({

@@ -6,7 +6,7 @@ import {
   defaultAssetName,
   guessAssetType,
 } from '../../../contract/beta-assets.js';
-import type { Context } from '../../context.js';
+import type { Context } from '../../../cli/context.js';
 import { createGroup } from './journaled.js';
 
 /** One asset to create. */

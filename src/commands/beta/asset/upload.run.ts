@@ -5,8 +5,8 @@ import {
   type Asset,
 } from '../../../contract/beta-assets.js';
 import { InterruptedError, UsageError } from '../../../core/errors.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { uploadFlags } from './upload.js';
 import { assetModel } from './ids.js';
 import { ask, isPromptExit, newGroup, type Plan } from './upload-flow.js';

@@ -2,10 +2,10 @@ import type { BetaQuote } from '../../../contract/beta.js';
 import { buildBetaTaskBody } from './build-body.js';
 import { estimateRequest } from '../../../contract/estimate.js';
 import { UsageError } from '../../../core/errors.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { taskCreateFlags } from './create.js';
-import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../job-output.js';
+import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../shared/job-output.js';
 
 async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
   const { LOCAL_LIMITS, readLocalFile } = await import('../../../core/local-file.js');

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { BETA_RATIOS, BETA_RESOLUTIONS } from '../../../contract/beta.js';
-import type { Runtime } from '../../context.js';
-import { intOrText } from '../../flag-types.js';
-import { defineVerb, flag, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { intOrText } from '../../../cli/flag-types.js';
+import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 
 const str = (f: string, help: string): z.ZodOptional<z.ZodString> =>
   flag(z.string().optional(), { flag: f, help });

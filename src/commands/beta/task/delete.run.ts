@@ -1,5 +1,5 @@
 import { GatewayError } from '../../../client/errors.js';
-import type { Context } from '../../context.js';
+import type { Context } from '../../../cli/context.js';
 
 /** Deletes (cancels or hides) one task and says what happened. */
 export default async function run(ctx: Context, _flags: unknown, id: string): Promise<void> {

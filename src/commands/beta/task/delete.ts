@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runtime } from '../../context.js';
-import { defineVerb, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { defineVerb, verbCommand } from '../../../cli/verb.js';
 
 /** `gw beta task delete <task_id>`: cancel a queued task, or hide a finished one. */
 export const taskDeleteVerb = defineVerb<never, [string]>({

@@ -3,10 +3,10 @@ import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { BetaTask } from '../../../contract/beta.js';
 import type { DownloadResult } from '../../../core/download.js';
 import { GwError, UsageError } from '../../../core/errors.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { taskDownloadFlags } from './download.js';
-import { downloadJson } from '../../job-output.js';
+import { downloadJson } from '../../shared/job-output.js';
 
 const TTL_NOTE = 'the result URL stays valid about 24 hours: keep your own copy';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { Runtime } from '../../context.js';
-import { defineVerb, flag, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 
 export const taskDownloadFlags = z.object({
   output: flag(z.string().optional(), {

@@ -1,6 +1,6 @@
 import type { BetaTask } from '../../../contract/beta.js';
 import type { Cell } from '../../../ui/output.js';
-import type { Context } from '../../context.js';
+import type { Context } from '../../../cli/context.js';
 import { formatLocalTime } from '../../video/shared.js';
 
 function time(s: number | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runtime } from '../../context.js';
-import { defineVerb, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { defineVerb, verbCommand } from '../../../cli/verb.js';
 
 /** `gw beta task get <task_id>`: the task record as key-value lines (or the gateway body with --json). */
 export const taskGetVerb = defineVerb<never, [string]>({

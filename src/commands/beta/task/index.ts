@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runtime } from '../../context.js';
-import { groupCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { groupCommand } from '../../../cli/verb.js';
 import createCommand from './create.js';
 import deleteCommand from './delete.js';
 import downloadCommand from './download.js';

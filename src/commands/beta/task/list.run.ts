@@ -1,8 +1,8 @@
 import { betaTaskListQuerySchema, type BetaTask } from '../../../contract/beta.js';
 import { check } from '../../../contract/validate.js';
 import { UsageError } from '../../../core/errors.js';
-import type { Context } from '../../context.js';
-import type { Flags } from '../../verb.js';
+import type { Context } from '../../../cli/context.js';
+import type { Flags } from '../../../cli/verb.js';
 import type { taskListFlags } from './list.js';
 import { formatLocalTime } from '../../video/shared.js';
 import { walkPages } from '../pages.js';

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { BETA_TASK_STATUSES } from '../../../contract/beta.js';
-import type { Runtime } from '../../context.js';
-import { positiveInt } from '../../flag-types.js';
-import { defineVerb, flag, verbCommand } from '../../verb.js';
+import type { Runtime } from '../../../cli/context.js';
+import { positiveInt } from '../../../cli/flag-types.js';
+import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 
 export const taskListFlags = z.object({
   // Checked by the contract (with --no-validate the gateway decides), so not an enum here.

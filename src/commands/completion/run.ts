@@ -1,0 +1,32 @@
+import type { Context } from '../../cli/context.js';
+
+/** Prints the completion script of the whole command tree (every group's definitions, no handler). */
+export default async function run(
+  ctx: Context,
+  _flags: unknown,
+  shell: 'bash' | 'zsh' | 'fish',
+): Promise<void> {
+  const { completionScript } = await import('../../core/completion.js');
+  const { BETA_RATIOS, BETA_RESOLUTIONS } = await import('../../contract/beta.js');
+  const { VIDEO_RESOLUTIONS } = await import('../../contract/video.js');
+  // main() loads every command group when the target is `completion`, so the root holds the whole tree.
+  const root = ctx.command?.parent ?? ctx.command;
+  if (root === undefined) throw new Error('completion: run through main()');
+  const ids = (kind: string, paths: string[]): Array<[string, string]> =>
+    paths.map((p) => [p, `ids ${kind}`]);
+  ctx.out.write(
+    completionScript(shell, root, {
+      values: {
+        '--resolution': [...new Set([...BETA_RESOLUTIONS, ...VIDEO_RESOLUTIONS])],
+        '--ratio': BETA_RATIOS,
+      },
+      // Asked at Tab time: profile names, the model ids of the last `gw models`, journal ids.
+      flags: { '--profile': 'profiles', '-m': 'models', '--model': 'models' },
+      args: Object.fromEntries([
+        ...ids('video', ['video get', 'video wait', 'video download']),
+        ...ids('beta-task', ['beta task get', 'beta task wait', 'beta task download', 'beta task delete']),
+        ...ids('beta-asset', ['beta asset get', 'beta asset wait']),
+      ]),
+    }),
+  );
+}

@@ -1,0 +1,29 @@
+import { assertConfigKey } from '../../core/config.js';
+import { GwError } from '../../core/errors.js';
+import { redactToken } from '../../ui/redact.js';
+import type { Context } from '../../cli/context.js';
+import { ENV_OF, profileOf } from './profile.js';
+
+/** `gw config get`. */
+export default async function get(ctx: Context, _opts: unknown, key: string): Promise<number> {
+  assertConfigKey(key);
+  const store = await ctx.config();
+  const profile = profileOf(ctx, store.current);
+  const v = store.get(profile, key);
+  const envName = ENV_OF[key];
+  const fromEnv = envName !== undefined ? ctx.io.env[envName] || undefined : undefined;
+  if (v === undefined) {
+    throw new GwError(`${key} is not set in profile "${profile}"`, {
+      code: 'not_set',
+      hint:
+        fromEnv !== undefined
+          ? `the value in effect comes from the environment: ${envName}=${key === 'token' ? redactToken(fromEnv) : fromEnv}`
+          : `set it with \`gw config set ${key}${key === 'token' ? ' --token-stdin' : ' <value>'}\``,
+    });
+  }
+  if (fromEnv !== undefined && fromEnv !== v) {
+    ctx.out.warn(`${envName} is set in the environment and overrides this value`);
+  }
+  ctx.out.line(key === 'token' ? redactToken(v) : v);
+  return 0;
+}

@@ -1,0 +1,21 @@
+import { redactToken } from '../../ui/redact.js';
+import type { Context } from '../../cli/context.js';
+
+/** `gw config list`. */
+export default async function list(ctx: Context): Promise<void> {
+  const store = await ctx.config();
+  const rows = Object.entries(store.profiles).map(([name, p]) => ({
+    profile: name,
+    current: name === store.current,
+    baseUrl: p.baseUrl,
+    token: p.token !== undefined ? redactToken(p.token) : undefined,
+    timeout: p.timeout,
+    probe: p.probe,
+  }));
+  await ctx.out.result({ path: store.path, current: store.current, profiles: rows }, (d) =>
+    ctx.out.table(
+      ['profile', 'current', 'baseUrl', 'token', 'timeout'],
+      d.profiles.map((r) => [r.profile, r.current ? '*' : '', r.baseUrl, r.token, r.timeout]),
+    ),
+  );
+}

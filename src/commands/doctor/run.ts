@@ -1,0 +1,264 @@
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_MODEL_KINDS } from '../../core/config.js';
+import { ExitCode, GwError } from '../../core/errors.js';
+import { configDir, stateDir } from '../../core/paths.js';
+import { redactToken } from '../../ui/redact.js';
+import type { Context, Settings } from '../../cli/context.js';
+import type { doctorFlags } from './index.js';
+import type { Flags } from '../../cli/verb.js';
+
+/** The result of one check. */
+export interface DoctorCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  /** What failing this check means for the exit code (1 or 3). */
+  exit?: number;
+}
+
+const MIN_NODE = [20, 18, 1] as const;
+/** Beyond this difference between this machine's clock and the gateway's `Date`, doctor warns. */
+const SKEW_WARN_MS = 60_000;
+const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
+
+function nodeOk(version: string): boolean {
+  const parts = version.replace(/^v/, '').split('.').map(Number);
+  for (let i = 0; i < 3; i++) {
+    const a = parts[i] ?? 0;
+    const b = MIN_NODE[i] ?? 0;
+    if (a !== b) return a > b;
+  }
+  return true;
+}
+
+/** A proxy URL without its password. */
+function safeProxy(value: string): string {
+  try {
+    const u = new URL(value);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return value;
+  }
+}
+
+function writable(dir: string): boolean {
+  // The directory itself, or the closest parent that exists (gw creates the rest).
+  let d = dir;
+  while (!existsSync(d)) {
+    const parent = join(d, '..');
+    if (parent === d) return false;
+    d = parent;
+  }
+  try {
+    accessSync(d, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = h[name] ?? h[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Asks the gateway for `/v1/models`: reachability, token, clock skew. */
+async function gatewayChecks(ctx: Context, s: Settings): Promise<DoctorCheck[]> {
+  if (s.baseUrl === undefined) {
+    return [
+      {
+        name: 'gateway',
+        status: 'fail',
+        detail: 'no base URL: pass --base-url, set GW_BASE_URL, or run `gw login`',
+        exit: ExitCode.config,
+      },
+    ];
+  }
+  const models = await import('../../client/resources/models.js');
+  const started = Date.now();
+  try {
+    const client = await ctx.client({ token: false });
+    const res = await models.list(client, { signal: ctx.signal });
+    const ms = Date.now() - started;
+    const checks: DoctorCheck[] = [
+      { name: 'gateway', status: 'ok', detail: `${client.baseUrl} answered in ${ms} ms` },
+    ];
+    checks.push(
+      s.token === undefined
+        ? {
+            name: 'token',
+            status: 'fail',
+            detail: 'no token: set GW_TOKEN or run `gw login`',
+            exit: ExitCode.config,
+          }
+        : { name: 'token', status: 'ok', detail: `accepted (${res.data.data.length} models visible)` },
+    );
+    const date = header(res.headers, 'date');
+    const at = date !== undefined ? Date.parse(date) : NaN;
+    if (Number.isFinite(at)) {
+      // The Date header has 1 s resolution and was stamped during the exchange: compare with its midpoint.
+      const skew = started + ms / 2 - at;
+      const text = `${skew >= 0 ? 'this machine is ahead by' : 'this machine is behind by'} ${Math.round(Math.abs(skew) / 1000)} s`;
+      checks.push({
+        name: 'clock',
+        status: Math.abs(skew) > SKEW_WARN_MS ? 'warn' : 'ok',
+        detail: Math.abs(skew) > SKEW_WARN_MS ? `${text}; expiry times shown by gw will be off` : text,
+      });
+    } else {
+      checks.push({ name: 'clock', status: 'warn', detail: 'the gateway sent no Date header' });
+    }
+    return checks;
+  } catch (e) {
+    if (e instanceof GwError && e.exitCode === ExitCode.interrupted) throw e;
+    const status = (e as { status?: unknown }).status;
+    const msg = e instanceof Error ? e.message : String(e);
+    if (typeof status === 'number') {
+      // The gateway answered: reachable; the answer says what is wrong with the token.
+      const auth = status === 401 || status === 403;
+      return [
+        { name: 'gateway', status: 'ok', detail: `${s.baseUrl} answered HTTP ${status}` },
+        {
+          name: 'token',
+          status: 'fail',
+          detail: auth ? `rejected: ${msg}` : `GET /v1/models failed: ${msg}`,
+          exit: auth ? ExitCode.config : ExitCode.failure,
+        },
+      ];
+    }
+    const exit = e instanceof GwError ? e.exitCode : ExitCode.failure;
+    return [
+      {
+        name: 'gateway',
+        status: 'fail',
+        detail: `${s.baseUrl} cannot be reached: ${msg}`,
+        exit: exit === ExitCode.config || exit === ExitCode.usage ? exit : ExitCode.failure,
+      },
+    ];
+  }
+}
+
+/**
+ * `gw doctor`: where every setting comes from, the paths gw uses, proxy variables, and whether the gateway answers,
+ * accepts the token and agrees on the time. Exit 0 when nothing failed (warnings allowed), 3 when the problem is
+ * configuration or authentication, 1 when the gateway cannot be reached or answers with another error.
+ */
+export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>): Promise<number> {
+  const checks: DoctorCheck[] = [];
+  const env = ctx.io.env;
+  const node = process.version;
+  checks.push(
+    nodeOk(node)
+      ? { name: 'node', status: 'ok', detail: node }
+      : {
+          name: 'node',
+          status: 'fail',
+          detail: `${node}: gw needs Node.js >= ${MIN_NODE.join('.')}`,
+          exit: ExitCode.failure,
+        },
+  );
+  const cfgFile = join(configDir(env), 'config.json');
+  const state = stateDir(env);
+  let s: Settings | undefined;
+  try {
+    if (existsSync(cfgFile)) JSON.parse(readFileSync(cfgFile, 'utf8'));
+    checks.push({
+      name: 'config',
+      status: 'ok',
+      detail: existsSync(cfgFile) ? cfgFile : `${cfgFile} (not created yet)`,
+    });
+  } catch (e) {
+    checks.push({
+      name: 'config',
+      status: 'fail',
+      detail: `${cfgFile} is not valid JSON: ${(e as Error).message}`,
+      exit: ExitCode.config,
+    });
+  }
+  checks.push(
+    writable(state)
+      ? { name: 'state', status: 'ok', detail: `${state} (journal.jsonl, models cache)` }
+      : {
+          name: 'state',
+          status: 'warn',
+          detail: `${state} is not writable: created ids cannot be journaled`,
+        },
+  );
+  try {
+    s = ctx.settings();
+    checks.push({ name: 'profile', status: 'ok', detail: `${s.profileName} (${s.sources.profile})` });
+  } catch (e) {
+    checks.push({
+      name: 'profile',
+      status: 'fail',
+      detail: e instanceof Error ? e.message : String(e),
+      exit: e instanceof GwError ? e.exitCode : ExitCode.config,
+    });
+  }
+  if (s !== undefined && s.token === undefined) {
+    checks.push({
+      name: 'token',
+      status: 'fail',
+      detail: 'no token: set GW_TOKEN or run `gw login`',
+      exit: ExitCode.config,
+    });
+  }
+  if (s !== undefined && opts.offline !== true) {
+    const net = await gatewayChecks(ctx, s);
+    checks.push(...net.filter((c) => !(c.name === 'token' && s?.token === undefined)));
+  }
+  const proxy = Object.fromEntries(
+    PROXY_VARS.filter((k) => (env[k] ?? '') !== '').map((k) => [k, safeProxy(env[k] as string)]),
+  );
+  const defaults = Object.fromEntries(
+    DEFAULT_MODEL_KINDS.map((k) => [k, s?.profile.defaults?.[k]]).filter(([, v]) => v !== undefined),
+  ) as Record<string, string>;
+  const failed = checks.filter((c) => c.status === 'fail');
+  const exitCode = failed.some((c) => c.exit === ExitCode.config)
+    ? ExitCode.config
+    : failed.length > 0
+      ? ExitCode.failure
+      : ExitCode.ok;
+  const settings =
+    s === undefined
+      ? undefined
+      : {
+          profile: { value: s.profileName, source: s.sources.profile },
+          baseUrl: { value: s.baseUrl ?? null, source: s.sources.baseUrl },
+          token: {
+            value: s.token !== undefined ? redactToken(s.token) : null,
+            source: s.sources.token,
+          },
+          timeout: { value: `${s.timeoutMs} ms`, source: s.sources.timeout },
+        };
+  const doc = {
+    ok: exitCode === ExitCode.ok,
+    exit_code: exitCode,
+    settings: settings ?? null,
+    known_profiles: s?.knownProfiles ?? [],
+    paths: { config: cfgFile, state },
+    proxy,
+    defaults,
+    node,
+    checks: checks.map(({ name, status, detail }) => ({ name, status, detail })),
+  };
+  await ctx.out.result(doc, () => {
+    const rows: Array<[string, string]> = [];
+    if (settings !== undefined) {
+      for (const [k, v] of Object.entries(settings)) rows.push([k, `${v.value ?? '(unset)'}  [${v.source}]`]);
+      rows.push(['profiles', s?.knownProfiles.join(', ') || '(none saved)']);
+    }
+    rows.push(['config file', cfgFile], ['state dir', state]);
+    for (const [k, v] of Object.entries(proxy)) rows.push([k, v]);
+    if (Object.keys(proxy).length === 0) rows.push(['proxy', '(no proxy variables set)']);
+    for (const [k, v] of Object.entries(defaults)) rows.push([`defaults.${k}`, v]);
+    ctx.out.keyValue(rows);
+    ctx.out.line();
+    for (const c of checks)
+      ctx.out.line(
+        `${c.status === 'ok' ? 'ok  ' : c.status === 'warn' ? 'warn' : 'FAIL'}  ${c.name}: ${c.detail}`,
+      );
+  });
+  return exitCode;
+}

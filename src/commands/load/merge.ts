@@ -1,0 +1,24 @@
+import * as z from 'zod';
+import { defineVerb, flag } from '../../cli/verb.js';
+import { videoFlags } from './index.js';
+
+export const loadMergeFlags = z.object({
+  ...videoFlags,
+  out: flag(z.string().optional(), { flag: '--out <file.json>', help: 'write the merged report to a file' }),
+  html: flag(z.string().optional(), {
+    flag: '--html <file>',
+    help: 'write a self-contained HTML report of the merged run',
+  }),
+});
+
+/** `gw load merge`: exact merge of reports of one run from several machines. */
+export const loadMergeVerb = defineVerb<typeof loadMergeFlags, [string[]]>({
+  name: 'merge',
+  description: 'exact merge of reports of the same test run from several machines',
+  args: [{ name: '<run.json...>', help: 'reports written by gw load --out' }],
+  flags: loadMergeFlags,
+  notes: `Steps are matched by position and label; counts add up, histograms add bucket by bucket (percentiles of all
+requests, not averages of percentiles), and each step's duration is the longest of its parts (the machines ran side
+by side), so rates add up. Prints the merged summary (or the report with --json).`,
+  handler: () => import('./merge.run.js'),
+});

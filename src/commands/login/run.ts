@@ -1,0 +1,57 @@
+import { UsageError } from '../../core/errors.js';
+import { readToken } from '../config/profile.js';
+import type { Context } from '../../cli/context.js';
+import type { loginFlags } from './index.js';
+import type { Flags } from '../../cli/verb.js';
+
+/** Logs in: base URL and token (asked on a terminal), checked with GET /v1/models, saved as the profile. */
+export default async function run(ctx: Context, opts: Flags<typeof loginFlags>): Promise<void> {
+  ctx.creatingProfile = true;
+  const store = await ctx.config();
+  const profileName = ctx.globals.profile ?? (ctx.io.env.GW_PROFILE || undefined) ?? store.current;
+  const existing = store.profile(profileName);
+  let baseUrl = ctx.globals.baseUrl;
+  if (!ctx.interactive && (baseUrl === undefined || opts.tokenStdin !== true)) {
+    throw new UsageError(
+      'login: no terminal to ask on; log in non-interactively with\n  printf %s "$TOKEN" | gw login --base-url <url> --token-stdin\nor set GW_BASE_URL and GW_TOKEN',
+      { field: 'login' },
+    );
+  }
+  if (baseUrl === undefined) {
+    const { input } = await ctx.prompts();
+    baseUrl = await input(
+      {
+        message: 'Gateway base URL (without /v1)',
+        ...(existing.baseUrl !== undefined ? { default: existing.baseUrl } : {}),
+        validate: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? true : 'enter an http(s) URL'),
+      },
+      { input: ctx.io.stdin, output: ctx.io.stderr },
+    );
+  }
+  baseUrl = await normalizedBaseUrl(baseUrl);
+  const token = await readToken(ctx, opts.tokenStdin === true);
+  if ((ctx.io.env.GW_TOKEN ?? '') !== '') {
+    ctx.out.warn(
+      'GW_TOKEN is set in the environment and overrides the saved token; unset it to use this login',
+    );
+  }
+  const models = await import('../../client/resources/models.js');
+  const client = await ctx.client({ baseUrl, tokenValue: token });
+  const res = await models.list(client, { signal: ctx.signal });
+  store.saveProfile(profileName, { ...existing, baseUrl, token });
+  store.use(profileName);
+  ctx.out.note(
+    `logged in: profile "${profileName}" sees ${res.data.data.length} models (saved to ${store.path})`,
+  );
+}
+
+/** The base URL as every other place stores it (one trailing /v1 and slashes dropped); a bad one is exit 2. */
+async function normalizedBaseUrl(text: string): Promise<string> {
+  const { normalizeBaseUrl, BaseUrlError } = await import('../../client/base-url.js');
+  try {
+    return normalizeBaseUrl(text);
+  } catch (e) {
+    if (e instanceof BaseUrlError) throw new UsageError(`base-url: ${e.message}`, { field: 'base-url' });
+    throw e;
+  }
+}

@@ -1,0 +1,188 @@
+import type { Command } from 'commander';
+import * as z from 'zod';
+import type { Runtime } from '../../cli/context.js';
+import historyCommand from './history.js';
+import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
+
+// Operator flag values stay text here: src/probe/options.ts checks them, and loads only when one is given.
+export const probeFlags = z.object({
+  model: flag(z.array(z.string()).optional(), {
+    flag: '--model <name>',
+    help: 'a planned model the model list must contain (repeatable)',
+    repeat: 'csv',
+  }),
+  chatModel: flag(z.string().optional(), {
+    flag: '--chat-model <m>',
+    help: 'model of the chat, chat-stream and responses checks',
+  }),
+  messagesModel: flag(z.string().optional(), {
+    flag: '--messages-model <m>',
+    help: 'model of the messages check',
+  }),
+  videoModel: flag(z.string().optional(), {
+    flag: '--video-model <m>',
+    help: 'model of the video checks (default clip-1.1-t2v)',
+  }),
+  skip: flag(z.array(z.string()).optional(), {
+    flag: '--skip <check>',
+    help: 'skip a check (repeatable)',
+    repeat: 'csv',
+  }),
+  only: flag(z.array(z.string()).optional(), {
+    flag: '--only <check>',
+    help: 'run only these checks (repeatable)',
+    repeat: 'csv',
+  }),
+  extended: flag(z.boolean().optional(), {
+    flag: '--extended',
+    help: 'add the contract checks that cost nothing (see below)',
+  }),
+  junit: flag(z.string().optional(), {
+    flag: '--junit <file>',
+    help: 'also write a JUnit XML report (missing directories are created)',
+  }),
+  html: flag(z.string().optional(), {
+    flag: '--html <file>',
+    help: 'also write a self-contained HTML report (charts; opens offline)',
+  }),
+  videoTimeout: flag(z.string().default('10m'), {
+    flag: '--video-timeout <dur>',
+    help: 'limit for the video to end',
+  }),
+  sim: flag(z.boolean().optional(), {
+    flag: '--sim',
+    help: 'probe a simulator started in-process (no gateway or token needed)',
+  }),
+  history: flag(z.boolean().default(true), {
+    flag: '--no-history',
+    help: 'do not append this run to the probe history',
+  }),
+  allModels: flag(z.boolean().optional(), {
+    flag: '--all-models',
+    help: 'probe every listed model with the cheapest request of its kind',
+  }),
+  kind: flag(z.array(z.string()).optional(), {
+    flag: '--kind <kinds>',
+    help: 'kinds --all-models probes (comma list; video, alpha, beta need --budget)',
+    repeat: 'csv',
+  }),
+  skipModel: flag(z.array(z.string()).optional(), {
+    flag: '--skip-model <glob>',
+    help: 'do not probe models matching the glob (repeatable)',
+    repeat: 'collect',
+  }),
+  bothStreamModes: flag(z.boolean().optional(), {
+    flag: '--both-stream-modes',
+    help: 'probe chat, responses and messages models streaming and not',
+  }),
+  budget: flag(z.array(z.string()).optional(), {
+    flag: '--budget <amount><cur>',
+    help: 'cap on the list price of created tasks, e.g. 20CNY (repeatable)',
+    repeat: 'collect',
+  }),
+  allowUnpriced: flag(z.boolean().optional(), {
+    flag: '--allow-unpriced',
+    help: 'also create tasks whose list price the documents do not give',
+  }),
+  probeImage: flag(z.string().optional(), {
+    flag: '--probe-image <url>',
+    help: 'public https image for image edits and alpha (--sim: a stand-in)',
+  }),
+  modelTimeout: flag(z.string().optional(), {
+    flag: '--model-timeout <dur>',
+    help: 'time limit of one --all-models row (default 60s)',
+  }),
+  slo: flag(z.string().optional(), {
+    flag: '--slo <expr>',
+    help: "bounds a check must meet, e.g. 'ttft<2s,latency<10s' (missed: failed)",
+  }),
+  warnSlo: flag(z.string().optional(), {
+    flag: '--warn-slo <expr>',
+    help: 'bounds below which a check is degraded (warn), not failed',
+  }),
+  every: flag(z.string().optional(), {
+    flag: '--every <dur>',
+    help: 'run again at this interval until Ctrl-C or SIGTERM',
+  }),
+  metricsPort: flag(z.string().optional(), {
+    flag: '--metrics-port <port>',
+    help: 'with --every: serve Prometheus metrics on /metrics (0: a free port)',
+  }),
+  metricsHost: flag(z.string().optional(), {
+    flag: '--metrics-host <host>',
+    help: 'address of the metrics server (default 127.0.0.1)',
+  }),
+  metricsFile: flag(z.string().optional(), {
+    flag: '--metrics-file <path>',
+    help: 'with --every: write the metrics atomically after each run',
+  }),
+  webhook: flag(z.string().optional(), {
+    flag: '--webhook <url>',
+    help: 'with --every: POST alerts and recoveries as JSON',
+  }),
+  alertAfter: flag(z.string().optional(), {
+    flag: '--alert-after <n>',
+    help: 'failed runs in a row before an alert (default 3)',
+  }),
+});
+
+/** `gw probe`: the acceptance checklist. */
+export const probeVerb = defineVerb<typeof probeFlags>({
+  name: 'probe',
+  description: 'run the acceptance checklist against the gateway (or an in-process simulator with --sim)',
+  flags: probeFlags,
+  notes: `JSON report (--json), one document:
+  {"gateway": "<base url>", "startedAt": "<iso>", "finishedAt": "<iso>", "durationMs": 1234,
+   "checks": [{"id": "chat", "status": "pass|fail|warn|skip", "latencyMs": 210.5, "ttftMs": 40.1,
+               "requestId": "…", "detail": "…", "error": {"code", "message", "status", "requestId", "hint"},
+               "data": {…}}],
+   "summary": {"passed": 6, "failed": 0, "warned": 0, "skipped": 0}}
+  ttftMs only for streams; error only for failures; data holds extras (video: videoId, listPrice, state).
+
+Checks: models, chat, chat-stream, responses, messages, video;
+  --extended adds model-not-found, invalid-duration, invalid-resolution (each also checks the
+  error body: message ending with "(request id)", error.request_id equal to the header) and embeddings.
+Exit: 0 every check that ran passed (warnings allowed) · 1 a check failed · 2 bad flags · 3 no base URL/token, 401
+
+Every model (--all-models): GET /v1/models, then each listed model gets the cheapest request of its kind
+  (chat, responses, messages, embeddings, image, image-edit; video, alpha, beta only when named by --kind,
+  with a --budget their list price is counted against). One row per model and mode: id "<check>:<model>",
+  with "model", "kind" and, on failure, "class": auth, quota or rate-limit (not the model's fault; a rate
+  limit only warns), timeout, model (the model is broken), unknown-kind (listed as not probed). At most
+  3 requests in flight; each row is limited by --model-timeout (tasks by --video-timeout).
+SLOs: --slo 'ttft<2s,latency<10s' fails a passing check that misses a bound; --warn-slo marks it degraded
+  (status warn, "slo": {"verdict": "degraded", "missed": [...]}, exit 0; JUnit: passed, with the message).
+  The bounds are in the report's "slo" (ms). Latency bounds skip task checks (video, alpha, beta).
+Watch (--every <dur>): a run per interval, never two at once, until Ctrl-C or SIGTERM (exit 0 after the last
+  metrics are written and queued webhooks sent). One summary line per run (--json: one report per line).
+  The video check is skipped in a watch unless --only names it; --budget applies to each run.
+  --metrics-port serves /metrics (Prometheus text, OpenMetrics on request) on 127.0.0.1 (--metrics-host);
+  --metrics-file writes the same text atomically (temp file + rename: node_exporter's textfile collector).
+  Metrics: probe_success, probe_duration_seconds, gw_probe_check_success{check,model},
+  gw_probe_check_degraded, gw_probe_check_duration_seconds, gw_probe_ttft_seconds,
+  gw_probe_check_consecutive_failures, gw_probe_last_run_timestamp_seconds, gw_probe_runs_total,
+  gw_probe_failed_runs_total. --webhook <url> gets one JSON POST ({"text", "event": "alert"|"recovery",
+  "check", "model", "gateway", "consecutiveFailures", "error", "detail", "requestId", "at"}; "text" suits
+  Slack) when a check failed --alert-after runs in a row (default 3), and one when it passes again;
+  retried with backoff; never the token or a request body.
+History: every run (not --sim, not --no-history) is appended to probe-history.jsonl in the state directory
+  (GW_STATE_DIR; rotated past 8 MiB); \`gw probe history\` shows uptime, percentiles and changes.
+`,
+  examples: [
+    `gw probe --sim`,
+    `gw probe --extended --junit probe.xml`,
+    `gw probe --model chat-3.7-plus --model clip-1.1-t2v --video-timeout 15m`,
+    `gw probe --skip video --json | jq '.summary'`,
+    `gw probe --all-models --both-stream-modes --skip-model 'gamma-*'`,
+    `gw probe --all-models --kind video --budget 10CNY`,
+    `gw probe --slo 'latency<10s' --warn-slo 'ttft<2s,latency<5s' --skip video`,
+    `gw probe --every 1m --skip video --metrics-port 9464 --webhook https://hooks.slack.com/services/…`,
+  ],
+  handler: () => import('./run.js'),
+  configure: (cmd) => cmd.enablePositionalOptions(),
+});
+
+/** `gw probe` with its `history`. */
+export default function probeCommand(rt: Runtime): Command {
+  return verbCommand(probeVerb, rt).addCommand(historyCommand(rt));
+}

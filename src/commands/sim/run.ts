@@ -1,0 +1,79 @@
+import { GwError, UsageError } from '../../core/errors.js';
+import type { SimConfigInput } from '../../sim/config.js';
+import type { Context } from '../../cli/context.js';
+import type { simFlags } from './index.js';
+import type { Flags } from '../../cli/verb.js';
+
+/** Reads and checks `--config` (exit 2 naming the file and the field on any problem). */
+async function readSimConfig(path: string): Promise<SimConfigInput> {
+  const { readFileSync } = await import('node:fs');
+  const { fsError } = await import('../../core/fs-errors.js');
+  const { asSimConfigInput, simConfigProblems } = await import('../../sim/config-check.js');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw fsError(e, { path, action: 'read the simulator config', usage: true, field: '--config' });
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--config: ${path} is not valid JSON (${(e as Error).message})`, {
+      field: '--config',
+    });
+  }
+  const problems = simConfigProblems(doc);
+  if (problems.length > 0) {
+    throw new UsageError(`--config: ${path}: ${problems.join('; ')}`, { field: '--config' });
+  }
+  return asSimConfigInput(doc);
+}
+
+/** A port in use is exit 1 with a hint; a host that is no local address is exit 2. */
+async function simStartError(e: unknown): Promise<unknown> {
+  const { SimListenError } = await import('../../sim/server.js');
+  if (!(e instanceof SimListenError)) return e;
+  if (e.reason === 'bad_host')
+    return new UsageError(`host: ${e.message}`, { field: 'host', hint: 'use 127.0.0.1, ::1 or 0.0.0.0' });
+  return new GwError(e.message, {
+    code: e.reason === 'address_in_use' ? 'address_in_use' : 'listen_failed',
+    hint:
+      e.reason === 'address_in_use'
+        ? 'another program (or gw sim) listens there: pass another --port, or --port 0 for a free one'
+        : undefined,
+  });
+}
+
+/** Runs the simulator until Ctrl-C / SIGTERM. */
+export default async function run(ctx: Context, opts: Flags<typeof simFlags>): Promise<number> {
+  const port = opts.port;
+  const { startSim } = await import('../../sim/server.js');
+  const { DEFAULT_SIM_TOKEN } = await import('../../sim/config.js');
+  const input = opts.config !== undefined ? await readSimConfig(opts.config) : {};
+  // Flags win over the config file, which wins over the defaults.
+  const host = opts.host ?? input.host ?? '127.0.0.1';
+  const sim = await startSim({ ...input, host, port: port ?? input.port ?? 8787 }).catch(
+    async (e: unknown) => {
+      throw await simStartError(e);
+    },
+  );
+  const tokens = Object.keys(sim.sim.config.tokens);
+  await ctx.out.result(
+    { baseUrl: sim.baseUrl, cdnUrl: sim.cdnUrl, tokens: tokens.length },
+    () => {
+      ctx.out.line(`gw sim listening on ${sim.baseUrl} (CDN origin ${sim.cdnUrl})`);
+      if (tokens.includes(DEFAULT_SIM_TOKEN)) ctx.out.line(`default token: ${DEFAULT_SIM_TOKEN}`);
+      ctx.out.line(`try: GW_BASE_URL=${sim.baseUrl} GW_TOKEN=${tokens[0] ?? DEFAULT_SIM_TOKEN} gw models`);
+      ctx.out.line('ready');
+    },
+    { ndjson: true },
+  );
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await sim.close();
+  ctx.out.note('gw sim stopped');
+  return 0;
+}
