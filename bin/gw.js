@@ -38,12 +38,9 @@ if (only === '--version' || only === '-V') {
   process.stdout.write(help);
 } else {
   import('../dist/cli.js').then(
-    async ({ main, optimisesWasm }) => {
-      // undici parses HTTP with llhttp compiled to WebAssembly at its first connection. V8 tiers hot code up with
-      // TurboFan on background threads and, at exit, waits for those jobs: ~100 ms added to every command that made
-      // a request (measured on Node 20), and ~35 MB of peak memory. Baseline (Liftoff) code is plenty fast for a
-      // few answers; only `gw load` and `gw batch`, which parse tens of thousands, keep V8's default.
-      if (!optimisesWasm(argv)) require('node:v8').setFlagsFromString('--liftoff-only');
+    async ({ main }) => {
+      // No V8 flag is set at run time: V8 keys its code caches by its flags, so any flag changed after start
+      // costs ~25 ms per command on Node 22 and 24 (docs/performance.md has the measurements).
       const code = await main(argv);
       process.exitCode = code;
       // Interrupted (Ctrl-C, SIGTERM): the error and resume command are printed. Work abandoned in the thread

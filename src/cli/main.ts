@@ -26,19 +26,6 @@ export function targetCommand(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
-/**
- * Whether a run may let V8 optimise WebAssembly (the launcher, bin/gw.js, keeps every other command on the
- * baseline compiler, Liftoff). undici parses HTTP with llhttp compiled to WebAssembly; V8 tiers hot code up with
- * TurboFan on background threads and waits for those jobs at exit: ~100 ms and ~35 MB added to a short command
- * that made one request (measured on Node 20). `gw load` and `gw batch` parse tens of thousands of answers, so they
- * keep V8's default. The decision is taken before the first request: undici compiles llhttp at its first
- * connection, and V8 reads the flag then.
- */
-export function optimisesWasm(argv: readonly string[]): boolean {
-  const c = targetCommand(argv);
-  return c === 'load' || c === 'batch';
-}
-
 /** The root program with the global flags of CLI.md. */
 export function rootProgram(): Command {
   return new Command('gw')
