@@ -84,7 +84,7 @@ export function unknownProfile(name: string, known: readonly string[], via: stri
   );
 }
 
-/** Everything a command handler needs; heavy pieces (client, conf, prompts) are created on first use. */
+/** Everything a command handler needs; heavy pieces (client, prompts) are created on first use. */
 export class Context {
   readonly out: Output;
   readonly progress: Progress;
@@ -294,7 +294,7 @@ export class Context {
     return text !== undefined ? parsePositiveDuration(text, '--timeout') : undefined;
   }
 
-  /** The profile store (conf), for commands that write settings. */
+  /** The profile store, for commands that write settings. */
   async config(): Promise<ConfigStore> {
     const { ConfigStore } = await import('../core/config.js');
     return ConfigStore.open(this.io.env);

@@ -1,6 +1,15 @@
-import { chmodSync, existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type Conf from 'conf';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import * as z from 'zod';
 import { ConfigError, UsageError } from './errors.js';
 import { errnoOf, fsError } from './fs-errors.js';
 import { configDir } from './paths.js';
@@ -72,48 +81,31 @@ export function assertConfigKey(key: string): asserts key is ConfigKey {
 }
 
 /**
- * Profiles stored with conf, file mode 0600 (the token is a secret). conf is loaded only when a command needs
- * a profile, so `gw --help` and env-only runs do not pay for it.
+ * Profiles in `config.json`, mode 0600 (the token is a secret). Each change rewrites the whole file atomically: a
+ * temporary file beside it, written, flushed and renamed over it, so a crash or a full disk never leaves half a file.
+ * (The `conf` package did this before; loading it cost ~24 ms on every command that reads a profile.)
  */
 export class ConfigStore {
-  private constructor(private readonly conf: Conf<ConfigShape>) {}
+  private constructor(
+    /** The config file path. */
+    readonly path: string,
+    private data: ConfigShape,
+  ) {}
 
-  /** Opens (or creates) the config file. */
-  static async open(env: Record<string, string | undefined>): Promise<ConfigStore> {
-    const { default: Conf } = await import('conf');
-    // The same checks as the fast path, so a damaged file is named (conf would throw a bare SyntaxError).
-    readConfigFile(env);
-    let conf: Conf<ConfigShape>;
-    try {
-      conf = new Conf<ConfigShape>({
-        projectName: 'gw',
-        projectSuffix: '',
-        configName: 'config',
-        configFileMode: 0o600,
-        defaults: { profiles: {} },
-        cwd: configDir(env),
-      });
-    } catch (e) {
-      if (errnoOf(e) === undefined) throw e;
-      const err = fsError(e, { path: configDir(env), action: 'open the configuration in' });
-      throw new ConfigError(err.message, { code: err.code, hint: err.hint, cause: e });
-    }
-    return new ConfigStore(conf);
-  }
-
-  /** The config file path. */
-  get path(): string {
-    return this.conf.path;
+  /** Reads the config file (an absent file is an empty configuration; nothing is written until a change). */
+  static open(env: Record<string, string | undefined>): ConfigStore {
+    const { file, ...data } = readConfig(env);
+    return new ConfigStore(file, { ...data, profiles: data.profiles ?? {} });
   }
 
   /** The profile `gw config use` selected (default: `default`). */
   get current(): string {
-    return this.conf.get('current') ?? 'default';
+    return this.data.current ?? 'default';
   }
 
   /** All profiles by name. */
   get profiles(): Record<string, Profile> {
-    return this.conf.get('profiles');
+    return this.data.profiles;
   }
 
   /** One profile (empty when absent). */
@@ -171,8 +163,7 @@ export class ConfigStore {
 
   /** Selects the current profile. */
   use(profile: string): void {
-    this.conf.set('current', profile);
-    this.#fixMode();
+    this.#write({ ...this.data, current: profile });
   }
 
   /** Replaces a whole profile (used by `gw login`). */
@@ -181,60 +172,112 @@ export class ConfigStore {
   }
 
   #save(name: string, p: Profile): void {
-    this.conf.set('profiles', { ...this.profiles, [name]: p });
-    this.#fixMode();
+    this.#write({ ...this.data, profiles: { ...this.profiles, [name]: p } });
   }
 
-  // conf applies the mode when it creates the file; make sure an older file is tightened too.
-  #fixMode(): void {
-    if (existsSync(this.path)) chmodSync(this.path, 0o600);
+  #write(data: ConfigShape): void {
+    const dir = dirname(this.path);
+    const tmp = join(dir, `.config.json.${process.pid}.tmp`);
+    let opened = false;
+    try {
+      mkdirSync(dir, { recursive: true });
+      // Tab-indented, as conf wrote it. The mode applies to the new file, and the rename puts it in place of an
+      // older one whose permissions may be looser.
+      const fd = openSync(tmp, 'w', 0o600);
+      opened = true;
+      try {
+        writeFileSync(fd, `${JSON.stringify(data, undefined, '\t')}\n`);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.path);
+    } catch (e) {
+      if (opened) rmSync(tmp, { force: true });
+      if (errnoOf(e) === undefined) throw e;
+      const err = fsError(e, { path: this.path, action: 'write the configuration file' });
+      throw new ConfigError(err.message, { code: err.code, hint: err.hint, cause: e });
+    }
+    this.data = data;
   }
 }
 
-/** Reads the profiles without loading conf (the fast path every command takes). */
+/** The file's shape, checked on every read (unknown keys are kept, so a rewrite never drops them). */
+const configSchema = z.looseObject({
+  current: z.string().optional(),
+  profiles: z
+    .record(
+      z.string(),
+      z.looseObject({
+        baseUrl: z.string().optional(),
+        token: z.string().optional(),
+        timeout: z.string().optional(),
+        probe: z
+          .looseObject({
+            models: z.array(z.string()).optional(),
+            chatModel: z.string().optional(),
+            responsesModel: z.string().optional(),
+            messagesModel: z.string().optional(),
+            videoModel: z.string().optional(),
+            embeddingModel: z.string().optional(),
+          })
+          .optional(),
+        defaults: z.record(z.string(), z.string()).optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** The config file's path and contents (an absent file, or one under a file, is an empty configuration). */
+function readConfig(env: Record<string, string | undefined>): Partial<ConfigShape> & { file: string } {
+  const file = join(configDir(env), 'config.json');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return { file, profiles: {} };
+    const err = fsError(e, { path: file, action: 'read the configuration file' });
+    throw new ConfigError(err.message, { code: err.code, hint: err.hint, cause: e });
+  }
+  return { ...parseConfigText(text, file), file };
+}
+
+/** Reads the profiles (the path every command takes). */
 export function readConfigFile(env: Record<string, string | undefined>): {
   current: string;
   profiles: Record<string, Profile>;
 } {
-  const path = join(configDir(env), 'config.json');
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return { current: 'default', profiles: {} };
-    const err = fsError(e, { path, action: 'read the configuration file' });
-    throw new ConfigError(err.message, { code: err.code, hint: err.hint, cause: e });
-  }
-  const data = parseConfigText(text, path);
+  const data = readConfig(env);
   return { current: data.current ?? 'default', profiles: data.profiles ?? {} };
 }
 
-/** Parses config.json; anything but an object of profiles is a ConfigError (exit 3) naming the file. */
+/** Parses config.json; anything but the shape gw writes is a ConfigError (exit 3) naming the file and the field. */
 export function parseConfigText(text: string, path: string): Partial<ConfigShape> {
   const broken = (why: string): ConfigError =>
     new ConfigError(`the configuration file ${path} is damaged: ${why}`, {
       code: 'config_corrupt',
       hint: `fix or remove ${path} (then gw login again)`,
     });
-  if (text.trim() === '') return {};
+  if (text.trim() === '') return { profiles: {} };
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (e) {
     throw broken(`not valid JSON (${(e as Error).message})`);
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw broken('not a JSON object');
-  const d = data as Record<string, unknown>;
-  if (d.current !== undefined && typeof d.current !== 'string') throw broken('"current" is not a string');
-  const profiles = d.profiles;
-  if (profiles !== undefined) {
-    if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {
-      throw broken('"profiles" is not an object');
-    }
-    for (const [name, p] of Object.entries(profiles)) {
-      if (p === null || typeof p !== 'object' || Array.isArray(p))
-        throw broken(`profile "${name}" is not an object`);
-    }
-  }
-  return d;
+  const parsed = configSchema.safeParse(data);
+  if (!parsed.success) throw broken(describeIssue(parsed.error.issues[0]));
+  return parsed.data as Partial<ConfigShape>;
+}
+
+/** `profile "staging": "probe.models" is not an array`: the first rule the file breaks, in the file's terms. */
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (issue === undefined) return 'not a JSON object';
+  const [top, name, ...rest] = issue.path.map(String);
+  const kinds: Record<string, string> = { string: 'a string', array: 'an array' };
+  const what =
+    issue.code === 'invalid_type' ? `is not ${kinds[issue.expected] ?? 'an object'}` : issue.message;
+  if (top === undefined) return 'not a JSON object';
+  if (top !== 'profiles' || name === undefined) return `"${top}" ${what}`;
+  return rest.length === 0 ? `profile "${name}" ${what}` : `profile "${name}": "${rest.join('.')}" ${what}`;
 }

@@ -204,6 +204,26 @@ describe('class 3: ordinary conditions are coded errors, never a stack trace', (
     }
   });
 
+  it('a profile value of the wrong type is exit 3 naming the profile and the field, never an internal error', async () => {
+    const d = tmp();
+    const cases: [unknown, string][] = [
+      [{ profiles: { default: { token: true } } }, 'profile "default": "token" is not a string'],
+      [{ profiles: { default: { baseUrl: 5 } } }, 'profile "default": "baseUrl" is not a string'],
+      [{ profiles: { default: { defaults: 'x' } } }, 'profile "default": "defaults" is not an object'],
+      [{ profiles: { ci: { probe: { models: 'a,b' } } } }, 'profile "ci": "probe.models" is not an array'],
+      [{ current: 1 }, '"current" is not a string'],
+      [{ profiles: { ci: [] } }, 'profile "ci" is not an object'],
+    ];
+    for (const [doc, message] of cases) {
+      writeFileSync(join(d, 'config.json'), JSON.stringify(doc));
+      for (const argv of [['models'], ['chat', 'hi', '-m', 'chat-3.7-plus'], ['config', 'list']]) {
+        const r = await runGw(argv, { env: { GW_CONFIG_DIR: d, GW_BASE_URL: 'http://127.0.0.1:1' } });
+        expect(r.exitCode, `${JSON.stringify(doc)} ${argv.join(' ')}`).toBe(3);
+        expect(r.stderr).toContain(`the configuration file ${join(d, 'config.json')} is damaged: ${message}`);
+      }
+    }
+  });
+
   it('a journal line that is JSON but not an entry is skipped with a warning', async () => {
     const sim = await useSim();
     const d = tmp();

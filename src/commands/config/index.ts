@@ -8,7 +8,7 @@ import { setCommand } from './set.js';
 import { unsetCommand } from './unset.js';
 import { useCommand } from './use.js';
 
-/** `gw config set|get|list|use|unset`: profiles stored with conf (mode 0600). */
+/** `gw config set|get|list|use|unset`: profiles in config.json (mode 0600). */
 export default function configCommand(rt: Runtime): Command {
   return groupCommand(
     'config',

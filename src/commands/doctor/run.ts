@@ -1,6 +1,6 @@
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_MODEL_KINDS } from '../../core/config.js';
+import { DEFAULT_MODEL_KINDS, readConfigFile } from '../../core/config.js';
 import { ExitCode, GwError } from '../../core/errors.js';
 import { configDir, stateDir } from '../../core/paths.js';
 import { redactToken } from '../../ui/redact.js';
@@ -162,7 +162,7 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
   const state = stateDir(env);
   let s: Settings | undefined;
   try {
-    if (existsSync(cfgFile)) JSON.parse(readFileSync(cfgFile, 'utf8'));
+    readConfigFile(env);
     checks.push({
       name: 'config',
       status: 'ok',
@@ -172,7 +172,7 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
     checks.push({
       name: 'config',
       status: 'fail',
-      detail: `${cfgFile} is not valid JSON: ${(e as Error).message}`,
+      detail: (e as Error).message,
       exit: ExitCode.config,
     });
   }
