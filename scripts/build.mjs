@@ -1,12 +1,16 @@
-// Bundles src/ into dist/ with esbuild. Code splitting keeps `gw --help` cheap: heavy modules
-// (undici, zod, ora, @inquirer/prompts, cli-table3, conf, the simulator) are reached only through dynamic imports.
+// Bundles src/ into dist/ with esbuild, in two builds:
+// - the CLI (dist/cli.js and dist/chunks/): every dependency bundled, so an install of the package needs none. Code
+//   splitting keeps `gw --help` cheap: heavy modules (undici, zod, ora, @inquirer/prompts, cli-table3, the
+//   simulator) are reached only through dynamic imports.
+// - the library (dist/index.js, one file): its own code bundled, the packages its declarations name (zod, undici:
+//   the peer dependencies) left to the consumer's copy, so types and code are the same objects (instanceof works).
 //
 // Publishing is atomic per file and never removes what a running gw may still import: chunks (content-hashed
 // names) are written first, the entry files last, each through a temporary file and a rename. Several builds
 // may run at once (parallel test runs) without a reader ever seeing a missing or half-written module.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,29 +20,40 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pack = process.argv.includes('--pack') || ['pack', 'publish'].includes(process.env.npm_command ?? '');
 const outdir = join(root, 'dist');
 
-const result = await build({
+const common = {
   absWorkingDir: root,
-  entryPoints: { cli: 'src/cli/main.ts', index: 'src/index.ts' },
   outdir,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20.18',
   sourcemap: !pack,
-  packages: 'bundle',
   logLevel: 'warning',
   write: false,
   metafile: true,
-  // Some CommonJS dependencies call require() on Node built-ins; give the ESM bundle a require.
-  banner: {
-    js: "import { createRequire as __gwCreateRequire } from 'node:module'; const require = __gwCreateRequire(import.meta.url);",
-  },
-  chunkNames: 'chunks/[name]-[hash]',
-});
+};
+const peers = Object.keys(
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).peerDependencies ?? {},
+);
+const [cli, lib] = await Promise.all([
+  build({
+    ...common,
+    entryPoints: { cli: 'src/cli/main.ts' },
+    splitting: true,
+    packages: 'bundle',
+    // Some CommonJS dependencies call require() on Node built-ins; give the ESM bundle a require.
+    banner: {
+      js: "import { createRequire as __gwCreateRequire } from 'node:module'; const require = __gwCreateRequire(import.meta.url);",
+    },
+    chunkNames: 'chunks/[name]-[hash]',
+  }),
+  build({ ...common, entryPoints: { index: 'src/index.ts' }, external: peers }),
+]);
 
 const isEntry = (p) => !relative(outdir, p).startsWith('chunks');
-const files = [...result.outputFiles].sort((a, b) => Number(isEntry(a.path)) - Number(isEntry(b.path)));
+const files = [...cli.outputFiles, ...lib.outputFiles].sort(
+  (a, b) => Number(isEntry(a.path)) - Number(isEntry(b.path)),
+);
 for (const f of files) {
   mkdirSync(dirname(f.path), { recursive: true });
   const tmp = `${f.path}.${process.pid}.tmp`;
@@ -53,7 +68,13 @@ if (pack) {
   // dist/types/core/errors.d.ts once contract/ stopped importing core/): start the packed types from empty. Only
   // when packing: a development build may run beside another one whose tsc is writing there.
   rmSync(join(outdir, 'types'), { recursive: true, force: true });
-} else writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+} else {
+  const meta = {
+    inputs: { ...cli.metafile.inputs, ...lib.metafile.inputs },
+    outputs: { ...cli.metafile.outputs, ...lib.metafile.outputs },
+  };
+  writeFileSync(join(outdir, 'meta.json'), JSON.stringify(meta));
+}
 
 // The root help page as the program prints it when stdout is not a terminal (80 columns). bin/gw.js serves
 // `gw --help` from it without loading the program (start-up budget, issue 9); a terminal gets the live page.

@@ -1,9 +1,13 @@
-// gw as a library, as a user gets it: `npm pack`, the tarball unpacked into a temporary project's node_modules
-// (its dependencies linked from this repository's, no network), then a small consumer type-checked with the repo's
-// TypeScript under moduleResolution NodeNext and Bundler, and run against gw sim.
+// gw as a user gets it, from `npm pack`: the tarball installed by each route the README shows (npm install -g of the
+// tarball and of a built clone, npx of the tarball: each in a temporary prefix and cache, --offline), and as a
+// library: the tarball unpacked into a temporary project's node_modules (its peer dependencies linked from this
+// repository's, no network), then a small consumer type-checked with the repo's TypeScript under moduleResolution
+// NodeNext and Bundler, and run against gw sim.
+import { builtinModules } from 'node:module';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import {
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -15,9 +19,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -32,6 +37,7 @@ const CONSUMER = `import {
   type TypedStream,
 } from 'gw';
 import * as everything from 'gw';
+import { ZodError } from 'zod';
 
 const client = new GatewayClient({ baseUrl: process.env.GW_BASE_URL ?? '', token: process.env.GW_TOKEN });
 const list = await models.list(client);
@@ -45,8 +51,10 @@ try {
 const ev: SseEvent = { event: undefined, data: '{}', id: undefined };
 const stream: TypedStream<unknown> | undefined = undefined;
 const parsed = schemas.text.chatMessageSchema.safeParse({ role: 'user', content: 'hi' });
+// gw's schemas are built with the consumer's zod (a peer dependency), so its errors are the consumer's ZodError.
+const refused = schemas.text.chatMessageSchema.safeParse({ role: 5 });
 await client.close();
-console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, cli: 'main' in everything }));
+console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything }));
 `;
 
 function tsconfig(moduleResolution: 'NodeNext' | 'Bundler'): string {
@@ -80,8 +88,57 @@ function declarationsFresh(): boolean {
   return built > Math.max(newest(join(ROOT, 'src')), statSync(join(ROOT, 'tsconfig.build.json')).mtimeMs);
 }
 
+/** A package name from an import specifier (`zod/v4` → zod, `@types/node/fs` → @types/node). */
+const packageOf = (spec: string): string =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)["']([\w@.][\w@./-]*)["']/g;
+
+/**
+ * The packages (not Node's built-ins) that the JavaScript reachable from `entries` imports by name: relative
+ * imports, static or dynamic, are followed, so chunks an older build left in dist/ do not count.
+ */
+function packagesImported(dir: string, entries: string[]): Set<string> {
+  const names = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    // A name in a bundled library's comment or string may look like an import of a file that is not there.
+    if (seen.has(file) || !existsSync(file)) return;
+    seen.add(file);
+    for (const [, spec = ''] of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
+      if (spec.startsWith('.')) {
+        visit(resolve(file, '..', spec));
+      } else if (!spec.startsWith('node:') && !builtinModules.includes(packageOf(spec)))
+        names.add(packageOf(spec));
+    }
+  };
+  for (const e of entries) visit(join(dir, e));
+  return names;
+}
+
+/** The packages the declarations under `dir` name. */
+function packagesTyped(dir: string): Set<string> {
+  const names = new Set<string>();
+  for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!f.endsWith('.d.ts')) continue;
+    for (const [, spec = ''] of readFileSync(join(dir, f), 'utf8').matchAll(SPECIFIER)) {
+      if (!spec.startsWith('.') && !spec.startsWith('node:')) names.add(packageOf(spec));
+    }
+  }
+  return names;
+}
+
 let project = '';
 let packDir = '';
+let tarball = '';
+
+interface Manifest {
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
 
 beforeAll(() => {
   // The declarations are part of the package (`npm run build` emits them); the test suite's build does not, so
@@ -96,15 +153,15 @@ beforeAll(() => {
   const [packed] = JSON.parse(out.slice(out.indexOf('['))) as { filename: string }[];
   if (packed === undefined) throw new Error(`npm pack printed no file: ${out}`);
   const { filename } = packed;
+  tarball = join(packDir, filename);
   project = mkdtempSync(join(tmpdir(), 'gw-consumer-'));
   const pkgDir = join(project, 'node_modules', 'gw');
   mkdirSync(pkgDir, { recursive: true });
   execFileSync('tar', ['-xzf', join(packDir, filename), '-C', pkgDir, '--strip-components=1']);
-  // The package's dependencies (and @types/node for the type-check) from this repository, as an install would.
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  for (const dep of [...Object.keys(pkg.dependencies), '@types/node']) {
+  // What a library user installs beside gw: its peer dependencies (and @types/node for the type-check), linked
+  // from this repository's.
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest;
+  for (const dep of [...Object.keys(pkg.peerDependencies ?? {}), '@types/node']) {
     const target = join(project, 'node_modules', dep);
     mkdirSync(resolve(target, '..'), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules', dep), target, 'dir');
@@ -125,6 +182,23 @@ describe('the packed package', () => {
     const files = readdirSync(join(project, 'node_modules', 'gw', 'dist', 'types'));
     expect(files).toContain('index.d.ts');
     expect(readdirSync(join(project, 'node_modules', 'gw'))).not.toContain('src');
+  });
+
+  it('lists no runtime dependency: the CLI bundles its own, the library imports only optional peers', () => {
+    const dir = join(project, 'node_modules', 'gw');
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest.dependencies ?? {}).toEqual({});
+    const peers = Object.keys(manifest.peerDependencies ?? {}).sort();
+    // Optional: `npm install -g` of gw installs nothing but gw; a library user installs them (npm 7+ would
+    // otherwise add them to every install).
+    for (const p of peers) expect(manifest.peerDependenciesMeta?.[p]?.optional, p).toBe(true);
+    expect([...packagesImported(join(dir, 'dist'), ['cli.js'])]).toEqual([]);
+    // The library's code and its declarations name the same packages, and those are the peers: a consumer's zod
+    // is the zod gw's schemas use.
+    expect([...packagesImported(join(dir, 'dist'), ['index.js'])].sort()).toEqual(peers);
+    expect([...packagesTyped(join(dir, 'dist', 'types'))].sort()).toEqual(peers);
+    // The single executable (`npm run build:exe`) is not part of the package.
+    expect(existsSync(join(dir, 'dist', 'exe'))).toBe(false);
   });
 
   it('type-checks a consumer under moduleResolution Bundler', () => {
@@ -148,7 +222,62 @@ describe('the packed package', () => {
       ev: '{}',
       stream: true,
       parsed: true,
+      zodError: true,
       cli: false,
     });
+  }, 120_000);
+});
+
+/** npm with a private cache, offline: each route needs nothing from a registry (gw has no runtime dependency). */
+async function npm(args: string[], cwd: string, cache: string): Promise<{ stdout: string; stderr: string }> {
+  // Settings npm passes to the scripts it runs (`npm test`) must not steer this npm.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+  return promisify(execFile)(
+    'npm',
+    ['--offline', '--cache', cache, '--no-audit', '--no-fund', '--no-update-notifier', ...args],
+    { cwd, encoding: 'utf8', env: { ...env, npm_config_loglevel: 'warn' } },
+  );
+}
+
+/** `gw --version` and `gw models --json` against gw sim, run as `cmd ...prefix`; the number of models listed. */
+async function runInstalled(cmd: string, prefix: string[], cwd: string): Promise<number> {
+  const sim = await useSim();
+  const env = { PATH: process.env.PATH, HOME: cwd, GW_CONFIG_DIR: cwd, GW_STATE_DIR: cwd, ...sim.env };
+  const run = promisify(execFile);
+  const version = await run(cmd, [...prefix, '--version'], { cwd, encoding: 'utf8', env });
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  expect(version.stdout).toBe(`${pkg.version}\n`);
+  const models = await run(cmd, [...prefix, 'models', '--json'], { cwd, encoding: 'utf8', env });
+  return (JSON.parse(models.stdout) as { data: unknown[] }).data.length;
+}
+
+// The routes of docs/install.md, on this machine's npm. No route prints npm's `install-scripts … not covered by
+// allowScripts` advisory: gw has no install script of its own (a clone builds with `npm run build`).
+describe('installing by each route the README shows', () => {
+  it('npm install -g ./gw-<version>.tgz', async () => {
+    const dir = tempDir('gw-route-tgz-');
+    const r = await npm(['install', '-g', '--prefix', join(dir, 'prefix'), tarball], dir, join(dir, 'cache'));
+    expect(r.stderr).not.toMatch(/install-scripts|allowScripts/);
+    expect(await runInstalled(join(dir, 'prefix', 'bin', 'gw'), [], dir)).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("npx ./gw-<version>.tgz, in the tarball's directory", async () => {
+    const dir = tempDir('gw-route-npx-');
+    const cache = join(dir, 'cache');
+    // `./` makes it a package to npx; a bare absolute path would be a command to run.
+    const local = `./${basename(tarball)}`;
+    copyFileSync(tarball, join(dir, local));
+    const r = await npm(['exec', '--yes', '--', local, '--help'], dir, cache);
+    expect(r.stdout).toMatch(/^Usage: gw/);
+    expect(r.stderr).not.toMatch(/install-scripts|allowScripts/);
+    const npx = ['exec', '--yes', '--offline', '--cache', cache, '--', local];
+    expect(await runInstalled('npm', npx, dir)).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('npm install -g . in a built clone', async () => {
+    const dir = tempDir('gw-route-clone-');
+    const r = await npm(['install', '-g', '--prefix', join(dir, 'prefix'), ROOT], dir, join(dir, 'cache'));
+    expect(r.stderr).not.toMatch(/install-scripts|allowScripts/);
+    expect(await runInstalled(join(dir, 'prefix', 'bin', 'gw'), [], dir)).toBeGreaterThan(0);
   }, 120_000);
 });
