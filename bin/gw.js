@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Tiny launcher: the real program lives in dist/ (built by `npm run build`, run on install by `prepare`).
+// Tiny launcher: the real program lives in dist/ (built by `npm run build`; bundled with it into dist/exe/gw).
 // It is CommonJS (bin/package.json): an ES module entry costs Node ~10 ms of loader start-up before the first
 // line runs, a third of `node -e 0`. The program itself is ESM and loaded with import().
 'use strict';
@@ -19,10 +19,13 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 const only = argv.length === 1 ? argv[0] : undefined;
 
+// In the single executable (scripts/build-exe.mjs) the package's files are assets of the executable.
+const sea = require('node:sea');
+
 /** A file of the package, or undefined when it is missing. */
 function read(path) {
   try {
-    return readFileSync(join(__dirname, '..', path), 'utf8');
+    return sea.isSea() ? sea.getAsset(path, 'utf8') : readFileSync(join(__dirname, '..', path), 'utf8');
   } catch {
     return undefined;
   }
