@@ -19,12 +19,11 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 const only = argv.length === 1 ? argv[0] : undefined;
 
-// In the single executable (scripts/build-exe.mjs) the package's files are assets of the executable.
-const sea = require('node:sea');
-
 /** A file of the package, or undefined when it is missing. */
 function read(path) {
   try {
+    // In the single executable (scripts/build-exe.mjs) the package's files are assets of the executable.
+    const sea = require('node:sea');
     return sea.isSea() ? sea.getAsset(path, 'utf8') : readFileSync(join(__dirname, '..', path), 'utf8');
   } catch {
     return undefined;

@@ -26,6 +26,8 @@ import { EMBEDDED_NODE, registryNode } from './registry-node.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist', 'exe');
+// The bundles, the code cache and the blob's configuration; dist/exe itself holds only gw and gw.sha256.
+const work = join(out, 'build');
 // Node's documented fuse for the blob's resource (the same in every version that has single executables).
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
@@ -68,7 +70,7 @@ async function bundle(entry, file, nodeVersion, plugins = []) {
 
 /** The launcher and the program, the program's code cache, and the assets: the files of the blob. */
 async function prepare(node, nodeVersion) {
-  const main = join(out, 'gw.cjs');
+  const main = join(work, 'gw.cjs');
   const loader = join(root, 'scripts', 'exe', 'load-program.cjs');
   const toLoader = {
     name: 'program-as-asset',
@@ -77,15 +79,15 @@ async function prepare(node, nodeVersion) {
     },
   };
   await bundle('bin/gw.js', main, nodeVersion, [toLoader]);
-  const cjs = join(out, 'program.cjs');
+  const cjs = join(work, 'program.cjs');
   await bundle('src/cli/main.ts', cjs, nodeVersion);
   // The wrapper a CommonJS module gets from Node, which load-program.cjs supplies.
-  const program = join(out, 'program.js');
+  const program = join(work, 'program.js');
   writeFileSync(program, `(function (require, module, exports) {${readFileSync(cjs, 'utf8')}\n})`);
-  const cache = join(out, 'program.cache');
+  const cache = join(work, 'program.cache');
   execFileSync(node, [join(root, 'scripts', 'exe', 'code-cache.cjs'), program, cache], { stdio: 'inherit' });
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  writeFileSync(join(out, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version }));
+  writeFileSync(join(work, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version }));
   return {
     version: pkg.version,
     config: {
@@ -94,7 +96,7 @@ async function prepare(node, nodeVersion) {
       useCodeCache: true,
       // bin/gw.js reads the first two by their paths in the package; load-program.cjs the others.
       assets: {
-        'package.json': join(out, 'package.json'),
+        'package.json': join(work, 'package.json'),
         'dist/help.txt': join(root, 'dist', 'help.txt'),
         'program.js': program,
         'program.cache': cache,
@@ -105,13 +107,13 @@ async function prepare(node, nodeVersion) {
 
 /** Builds `exe` with `node`: in one step where Node has --build-sea, else its blob injected with postject. */
 async function makeExecutable(node, config, exe) {
-  const configFile = join(out, 'sea-config.json');
+  const configFile = join(work, 'sea-config.json');
   if (execFileSync(node, ['--help'], { encoding: 'utf8' }).includes('--build-sea')) {
     writeFileSync(configFile, JSON.stringify({ ...config, executable: node, output: exe }));
     execFileSync(node, ['--build-sea', configFile], { stdio: ['ignore', 'ignore', 'inherit'] });
     return;
   }
-  const blob = join(out, 'gw.blob');
+  const blob = join(work, 'gw.blob');
   writeFileSync(configFile, JSON.stringify({ ...config, output: blob }));
   execFileSync(node, ['--experimental-sea-config', configFile], { stdio: ['ignore', 'ignore', 'inherit'] });
   copyFileSync(node, exe);
@@ -123,7 +125,7 @@ async function makeExecutable(node, config, exe) {
 
 const started = Date.now();
 const node = registryNode(EMBEDDED_NODE);
-mkdirSync(out, { recursive: true });
+mkdirSync(work, { recursive: true });
 const { version, config } = await prepare(node, EMBEDDED_NODE);
 const exe = join(out, 'gw');
 const tmp = `${exe}.${process.pid}.tmp`;
@@ -139,6 +141,6 @@ writeFileSync(join(out, 'gw.sha256'), `${sha}  gw\n`);
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
 process.stdout.write(
   `dist/exe/gw: gw ${version} for linux-x64 with Node ${EMBEDDED_NODE}, ${mb(statSync(exe).size)} ` +
-    `(program ${mb(statSync(join(out, 'program.js')).size)}), built in ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
+    `(program ${mb(statSync(join(work, 'program.js')).size)}), built in ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
     `sha256 ${sha}  (also in dist/exe/gw.sha256)\n`,
 );

@@ -254,12 +254,15 @@ async function runInstalled(cmd: string, prefix: string[], cwd: string): Promise
 // The routes of docs/install.md, on this machine's npm. No route prints npm's `install-scripts … not covered by
 // allowScripts` advisory: gw has no install script of its own (a clone builds with `npm run build`).
 describe('installing by each route the README shows', () => {
-  it('npm install -g ./gw-<version>.tgz', async () => {
-    const dir = tempDir('gw-route-tgz-');
-    const r = await npm(['install', '-g', '--prefix', join(dir, 'prefix'), tarball], dir, join(dir, 'cache'));
+  /** `npm install -g <spec>` into a temporary prefix; the installed gw must work. */
+  async function installGlobally(spec: string): Promise<void> {
+    const dir = tempDir('gw-route-');
+    const r = await npm(['install', '-g', '--prefix', join(dir, 'prefix'), spec], dir, join(dir, 'cache'));
     expect(r.stderr).not.toMatch(/install-scripts|allowScripts/);
     expect(await runInstalled(join(dir, 'prefix', 'bin', 'gw'), [], dir)).toBeGreaterThan(0);
-  }, 120_000);
+  }
+
+  it('npm install -g ./gw-<version>.tgz', () => installGlobally(tarball), 120_000);
 
   it("npx ./gw-<version>.tgz, in the tarball's directory", async () => {
     const dir = tempDir('gw-route-npx-');
@@ -274,10 +277,5 @@ describe('installing by each route the README shows', () => {
     expect(await runInstalled('npm', npx, dir)).toBeGreaterThan(0);
   }, 120_000);
 
-  it('npm install -g . in a built clone', async () => {
-    const dir = tempDir('gw-route-clone-');
-    const r = await npm(['install', '-g', '--prefix', join(dir, 'prefix'), ROOT], dir, join(dir, 'cache'));
-    expect(r.stderr).not.toMatch(/install-scripts|allowScripts/);
-    expect(await runInstalled(join(dir, 'prefix', 'bin', 'gw'), [], dir)).toBeGreaterThan(0);
-  }, 120_000);
+  it('npm install -g . in a built clone', () => installGlobally(ROOT), 120_000);
 });
