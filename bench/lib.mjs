@@ -23,7 +23,7 @@ export const GW = join(ROOT, 'bin', 'gw.js');
 export const SIM_TOKEN = 'sk-sim-local-0000';
 const TIME = '/usr/bin/time';
 
-/** Builds dist/ when it is missing or older than a file under src/ (a fresh clone runs `prepare` anyway). */
+/** Builds dist/ when it is missing or older than a file under src/ (a fresh clone has none before `npm run build`). */
 export function ensureBuilt() {
   const cli = join(ROOT, 'dist', 'cli.js');
   const newest = (dir) => {
