@@ -82,6 +82,11 @@ function rootCause(e: unknown): {
   };
 }
 
+/** The system error code under undici's wrapping (`EMFILE`, `ECONNRESET`…), if there is one. */
+export function rootCode(e: unknown): string | undefined {
+  return rootCause(e).code;
+}
+
 /** Classifies a failed connection to `host` (host:port of the URL asked for). */
 export function describeNetworkError(e: unknown, host: string): NetworkFailure {
   const r = rootCause(e);

@@ -17,6 +17,8 @@ export interface TransportOptions {
   ca?: string | readonly string[] | undefined;
   /** Where HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or their lower-case forms) are read; default process.env. */
   env?: Record<string, string | undefined> | undefined;
+  /** Most connections kept to one origin (default: no limit); requests past it wait for a free one. */
+  connections?: number | undefined;
 }
 
 /** The proxy settings of an environment, lower-case names first (as curl and undici read them). */
@@ -49,12 +51,15 @@ export function createDispatcher(o: TransportOptions): Dispatcher {
       : {};
   const proxies = proxySettings(env);
   const connect = { timeout: o.connectTimeoutMs, ...tls };
+  const pool = {
+    keepAliveTimeout: 4_000,
+    ...(o.connections !== undefined ? { connections: o.connections } : {}),
+  };
   // No proxy configured: a plain Agent. EnvHttpProxyAgent would parse every request's origin and match it against
   // NO_PROXY only to pick the same direct agent (a visible cost at thousands of requests a second in gw batch).
-  if (proxies.httpProxy === '' && proxies.httpsProxy === '')
-    return new Agent({ keepAliveTimeout: 4_000, connect });
+  if (proxies.httpProxy === '' && proxies.httpsProxy === '') return new Agent({ ...pool, connect });
   const options = {
-    keepAliveTimeout: 4_000,
+    ...pool,
     connect,
     // Through a proxy, the TLS session to the gateway runs inside the tunnel: the same trust store.
     requestTls: { timeout: o.connectTimeoutMs, ...tls },
