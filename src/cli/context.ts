@@ -65,6 +65,8 @@ export interface ClientRequirements {
   validate?: boolean;
   /** Also told of every exchange (the probe records each answer's request id); `--verbose` still prints. */
   onExchange?: (x: Exchange) => void;
+  /** Most connections to the gateway (`gw load` sizes its pool); default no limit. */
+  connections?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -252,6 +254,7 @@ export class Context {
       proxyEnv: this.io.env,
       validate: req.validate ?? this.globals.validate,
       userAgent: 'gw/0.1',
+      connections: req.connections,
       onExchange:
         this.globals.verbose || req.onExchange !== undefined
           ? (x) => {

@@ -72,6 +72,11 @@ export interface VerbSpec<F extends z.ZodObject = z.ZodObject, A extends unknown
   handler: () => Promise<HandlerModule<F, A>>;
   /** Extra commander set-up the definition cannot say (unknown options passed through, …). */
   configure?: (cmd: Command) => void;
+  /**
+   * Flags of a subcommand that may also be written before its name, where commander gives them to the parent
+   * (`gw load --out x merge a.json`): the parent's value is parsed by this verb's schema when its own is absent.
+   */
+  inherit?: readonly string[];
 }
 
 /** Declares a verb (an identity that keeps the flags' type for the handler module). */
@@ -160,11 +165,16 @@ function fieldOf(spec: AnySpec, key: string): string {
  */
 export function parseFlags(
   spec: AnySpec,
-  cmd: Pick<Command, 'opts' | 'getOptionValueSource'>,
+  cmd: Pick<Command, 'opts' | 'getOptionValueSource'> & { parent?: Command | null },
 ): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(cmd.opts())) {
     if (cmd.getOptionValueSource(k) !== 'default') raw[k] = v;
+  }
+  const parent = cmd.parent;
+  for (const k of spec.inherit ?? []) {
+    const v: unknown = parent?.opts()[k];
+    if (raw[k] === undefined && v !== undefined && parent?.getOptionValueSource(k) !== 'default') raw[k] = v;
   }
   const schema = spec.flags ?? z.object({});
   const r = schema.safeParse(raw);

@@ -108,11 +108,28 @@ export class Output {
     this.line(JSON.stringify(value));
   }
 
-  /** Aligned `key: value` lines for one record; undefined values are skipped. */
-  keyValue(rows: ReadonlyArray<readonly [string, Cell]>): void {
+  /** Aligned `key: value` lines for one record; undefined values are skipped. `aside`: written as aside() does. */
+  keyValue(rows: ReadonlyArray<readonly [string, Cell]>, o: { aside?: boolean } = {}): void {
     const shown = rows.filter(([, v]) => v !== undefined && v !== null && v !== '');
     const width = Math.max(0, ...shown.map(([k]) => k.length));
-    for (const [k, v] of shown) this.line(`${`${k}:`.padEnd(width + 1)} ${neutralize(String(v))}`);
+    for (const [k, v] of shown) {
+      const text = `${`${k}:`.padEnd(width + 1)} ${neutralize(String(v))}`;
+      if (o.aside === true) this.aside(text);
+      else this.line(text);
+    }
+  }
+
+  /**
+   * A line that goes with a result but is not its table (a summary, a verdict): on stdout on a terminal, where a
+   * person reads both; off a terminal on stderr, so stdout holds only the table (TSV) for `cut`, `sort`, `awk`.
+   */
+  aside(text: string): void {
+    if (this.io.stdout.isTTY === true) {
+      this.line(text);
+      return;
+    }
+    this.flush();
+    this.io.stderr.write(this.redactor.redact(`${text}\n`));
   }
 
   /**
