@@ -1,6 +1,7 @@
 /**
- * gw as a library: the typed gateway client, its resources, the contract's schemas and the stream types. No CLI:
- * nothing here prints, exits, or names gw commands (the CLI is `bin/gw`).
+ * gw as a library: the typed gateway client, its resources, the contract's schemas and the stream types, and the
+ * engines that are libraries (`runLoad`, `runVideoLoad`, `mergeReports`, `compareReports`). No CLI: nothing here
+ * prints, exits, or names gw commands (the CLI is `bin/gw`).
  */
 export { GatewayClient, buildQuery } from './client/gateway-client.js';
 export type {
@@ -9,6 +10,7 @@ export type {
   StreamResult,
   RawResult,
   Exchange,
+  PreparedRequest,
 } from './client/gateway-client.js';
 export {
   GatewayError,
@@ -47,3 +49,17 @@ export * as betaAssets from './client/resources/beta-assets.js';
 export * as catalog from './contract/catalog.js';
 export * as schemas from './contract/schemas.js';
 export type { TypedStream } from './client/resources/typed-stream.js';
+export { runLoad, type LoadOptions, type LoadProgress } from './load/run.js';
+export type { LoadPlanInput, LoadPlan } from './load/plan.js';
+export type { Outcome as LoadRequestOutcome } from './load/exchange.js';
+export {
+  runVideoLoad,
+  videoPricing,
+  type VideoLoadOptions,
+  type VideoPlan,
+  type CreatedVideo,
+} from './load/video.js';
+export { mergeReports } from './load/merge.js';
+export { compareReports, type Comparison, type ComparisonRow } from './load/compare.js';
+export { parseExpr, type Expr } from './load/expr.js';
+export { checkReport, type RunReport, type StepReport, type VideoFigures } from './load/schema.js';

@@ -9,7 +9,6 @@
  * interval of the two runs, the resolution they were measured at), download throughput (p50 and mean MB/s) when
  * lower by more than `tolerance`.
  */
-import type { Context } from '../cli/context.js';
 import type { Summary } from './histogram.js';
 import type { RunReport, StepReport, VideoFigures } from './schema.js';
 
@@ -151,35 +150,32 @@ export function compareReports(base: RunReport, next: RunReport, tolerance: numb
   return { tolerance, pass: regressions.length === 0, rows, regressions, notes };
 }
 
-const fmt = (what: string, v: number): string =>
-  what === 'errors'
-    ? `${(v * 100).toFixed(2)}%`
-    : what.startsWith('video.download_mb_per_s.')
-      ? `${v.toFixed(2)}MB/s`
-      : `${v.toFixed(2)}ms`;
+/** A compared figure's value with its unit. */
+export function formatFigure(what: string, v: number): string {
+  if (what === 'errors') return `${(v * 100).toFixed(2)}%`;
+  if (what.startsWith('video.download_mb_per_s.')) return `${v.toFixed(2)}MB/s`;
+  return `${v.toFixed(2)}ms`;
+}
 
-/** Prints a comparison as a table (or JSON with --json) and the verdict. */
-export async function renderComparison(ctx: Context, c: Comparison): Promise<void> {
-  for (const note of c.notes) ctx.out.warn(note);
-  if (ctx.globals.json) {
-    ctx.out.json(c);
-    return;
-  }
+/** The comparison as a table (a step column when several steps were compared) and its one-line verdict. */
+export function comparisonTable(c: Comparison): {
+  head: string[];
+  rows: string[][];
+  verdict: string;
+} {
   const multi = new Set(c.rows.map((r) => r.step)).size > 1;
-  await ctx.out.table(
-    [...(multi ? ['step'] : []), 'figure', 'baseline', 'new', 'change', ''],
-    c.rows.map((r) => [
-      ...(multi ? [r.step] : []),
-      r.what,
-      fmt(r.what, r.base),
-      fmt(r.what, r.next),
-      r.change === null ? '-' : `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(1)}%`,
-      r.regressed ? 'REGRESSED' : '',
-    ]),
-  );
-  ctx.out.line(
-    c.pass
-      ? `no regression beyond ${(c.tolerance * 100).toFixed(0)}%`
-      : `regressed beyond ${(c.tolerance * 100).toFixed(0)}%: ${c.regressions.map((r) => `${r.what}${multi ? ` (${r.step})` : ''}`).join(', ')}`,
-  );
+  const head = [...(multi ? ['step'] : []), 'figure', 'baseline', 'new', 'change', 'verdict'];
+  const rows = c.rows.map((r) => [
+    ...(multi ? [r.step] : []),
+    r.what,
+    formatFigure(r.what, r.base),
+    formatFigure(r.what, r.next),
+    r.change === null ? '-' : `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(1)}%`,
+    r.regressed ? 'REGRESSED' : 'ok',
+  ]);
+  const tol = (c.tolerance * 100).toFixed(0);
+  const verdict = c.pass
+    ? `no regression beyond ${tol}%`
+    : `regressed beyond ${tol}%: ${c.regressions.map((r) => `${r.what}${multi ? ` (${r.step})` : ''}`).join(', ')}`;
+  return { head, rows, verdict };
 }

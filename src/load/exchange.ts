@@ -1,9 +1,10 @@
 /**
- * One timed request of `gw load`, driven through undici's public `Dispatcher.dispatch` handler API so every
- * timestamp is taken in the callback that delivers the bytes (`onResponseData`), before any JSON is parsed:
- * time to first token is the arrival of the network read that completed the first content event, inter-token gaps
- * are the gaps between those arrivals. Stream events are framed by eventsource-parser; only events that matter
- * (usage, errors, terminals) are parsed as JSON, after their timestamp was taken.
+ * One timed request of `gw load`, sent with the client's `dispatch` (the same connection pool, proxy, CAs, token rule
+ * and timeouts as every command) and driven through undici's handler callbacks, so every timestamp is taken in the
+ * callback that delivers the bytes (`onResponseData`), before any JSON is parsed: time to first token is the
+ * arrival of the network read that completed the first content event, inter-token gaps are the gaps between those
+ * arrivals. Stream events are framed by eventsource-parser; only events that matter (usage, errors, terminals) are
+ * parsed as JSON, after their timestamp was taken.
  *
  * Where latency starts: in the open loop at the request's scheduled start (how late it was written is its lag);
  * in the closed loop at the moment undici writes it on its connection (`onRequestStart`, called synchronously
@@ -11,15 +12,17 @@
  * loop before reusing it (so a server's close can be seen first), and under load that turn is the client's own
  * delay, not the gateway's. A connection's set-up therefore counts in the open loop only; `--warmup` opens them.
  *
- * A request fails when: the status is not 2xx; the connection fails or times out; a stream carries an error event
- * (chat: a frame with a top-level `error`; responses: `error` or `response.failed`; messages: `error`) or ends
- * before its terminal event (`[DONE]`, `response.completed|incomplete`, `message_stop`); or a 200 body is not JSON.
+ * A request fails when: the status is not 2xx (its code is the client's: the error body's, or `redirect`); the
+ * connection fails or times out (the client's codes); a stream carries an error event (chat: a frame with a
+ * top-level `error`; responses: `error` or `response.failed`; messages: `error`) or ends before its terminal event
+ * (`[DONE]`, `response.completed|incomplete`, `message_stop`); or a 200 body is not JSON.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
+import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js';
+import { rootCode } from '../client/network-errors.js';
 import { SseBound } from '../client/sse.js';
 import type { Prepared, TextApi } from './workload.js';
 
@@ -31,7 +34,7 @@ export interface Outcome {
   ok: boolean;
   /** HTTP status (0 when no answer came). */
   status: number;
-  /** Error code of a failure: the gateway's `error.code`, a stream error's code, or gw's (`timeout`, `ECONNRESET`…). */
+  /** Error code of a failure: the gateway's `error.code`, a stream error's code, or the client's (`timeout`…). */
   code?: string;
   requestId?: string;
   /** Scheduled (open loop) or written (closed loop) start, relative to the run's start. */
@@ -46,8 +49,12 @@ export interface Outcome {
   itlMaxMs?: number;
   /** Output tokens from the gateway's usage; undefined when it reported none. */
   outputTokens?: number;
-  /** True when the run was interrupted while this request was in flight (not counted). */
+  /** True when the step ended (its duration, Ctrl-C, an early stop) while this request was in flight (not counted). */
   cancelled?: boolean;
+  /** False when the request failed before a byte of it was written (a refused connection, no file descriptor). */
+  sent: boolean;
+  /** It failed because this process ran out of file descriptors (EMFILE, ENFILE): `ulimit -n`, not the gateway. */
+  localLimit?: boolean;
 }
 
 /** Bytes kept of a successful non-streamed body (for its usage) and of an error body (for its code). */
@@ -60,34 +67,32 @@ const MAX_ERROR_BODY = 64 << 10;
  */
 export const MAX_ITL_GAPS = 32_768;
 
-/** Where to send, with what credentials. */
+/** A monotonic clock in milliseconds (`performance` is one). */
+export interface Clock {
+  now(): number;
+}
+
+/** Where to send and how time is read. */
 export interface Target {
-  /** The connection pool (open loop). */
-  dispatcher: Dispatcher;
-  /**
-   * The closed loop's i-th virtual user's own connection (one request at a time on it, as a benchmark tool's
-   * connection): no pool to pick a free connection from on every request.
-   */
-  lane?: (i: number) => Dispatcher;
-  /** Path prefix of the base URL (without trailing slash), e.g. `` or `/gateway`. */
-  prefix: string;
-  /** Request headers of streamed and of whole answers (built once: accept differs). */
-  headers: { stream: Record<string, string>; plain: Record<string, string> };
-  timeoutMs: number;
+  client: GatewayClient;
+  clock: Clock;
+}
+
+/** A request body with the client's prepared request (URL, headers, timeouts) it is sent with. */
+export interface Sendable extends Prepared {
+  request: PreparedRequest;
 }
 
 /** One request in flight, as Flight sees it. */
 export interface Pending {
-  deadline: number;
   /** Where Flight holds it (Flight's own bookkeeping; unset while it is not held). */
   flightSlot?: number | undefined;
-  expire(): void;
   cancel(): void;
 }
 
 /**
- * The requests in flight of a step: one timer sweeping for timeouts and one abort listener for all of them, instead
- * of a timer and a listener per request (both cost more than the rest of a tiny request's bookkeeping).
+ * The requests in flight of a step, so that the step's end (its duration, Ctrl-C, an early stop) aborts them all
+ * with one abort listener instead of one per request.
  *
  * They are held in an array, each knowing its index (removal moves the last one into its place), not in a Set: a
  * Set that lives for the whole run and has a request added and removed thousands of times a second made V8 promote
@@ -96,25 +101,14 @@ export interface Pending {
  */
 export class Flight {
   readonly #live: Pending[] = [];
-  readonly #timer: ReturnType<typeof setInterval>;
   #aborted = false;
+  readonly #signal: AbortSignal;
+  readonly #onAbort = (): void => this.abortAll();
 
-  constructor(
-    readonly timeoutMs: number,
-    signal: AbortSignal,
-  ) {
-    const sweep = Math.max(5, Math.min(250, Math.floor(timeoutMs / 4)));
-    this.#timer = setInterval(() => {
-      const now = performance.now();
-      const live = this.#live;
-      // Backwards: expiring one moves the last (already visited) into its place.
-      for (let i = live.length - 1; i >= 0; i--) {
-        const p = live[i];
-        if (p !== undefined && now >= p.deadline) p.expire();
-      }
-    }, sweep);
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
     if (signal.aborted) this.#aborted = true;
-    else signal.addEventListener('abort', () => this.abortAll(), { once: true });
+    else signal.addEventListener('abort', this.#onAbort, { once: true });
   }
 
   get aborted(): boolean {
@@ -147,15 +141,15 @@ export class Flight {
     p.flightSlot = undefined;
   }
 
-  /** Cancels every request in flight (Ctrl-C, --stop-on). */
+  /** Cancels every request in flight, and every one sent after (the step is over). */
   abortAll(): void {
     this.#aborted = true;
     for (const p of [...this.#live]) p.cancel();
   }
 
-  /** Stops the timer. */
+  /** Stops listening to the step's signal. */
   close(): void {
-    clearInterval(this.#timer);
+    this.#signal.removeEventListener('abort', this.#onAbort);
   }
 }
 
@@ -206,16 +200,18 @@ const SETTLED: Outcome = {
   lagMs: 0,
   e2eMs: 0,
   itlMs: [],
+  sent: false,
 };
 
 const CONTENT = /"(?:content|refusal)":"(?!")/;
 /** The gaps of an outcome without any (most answers): one shared empty list instead of one per request. */
 const NO_GAPS: readonly number[] = Object.freeze([]);
+/** Codes of a process out of file descriptors: the client's own limit, not the gateway's answer. */
+const LOCAL_LIMIT_CODES = new Set(['EMFILE', 'ENFILE']);
 
 /** One request in flight: its own dispatch handler (methods on a prototype, not a dozen closures per request). */
 class Exchange implements Dispatcher.DispatchHandler, Pending {
   out: Outcome;
-  readonly deadline: number;
   /** Where latency is measured from (see the constructor). */
   t0: number;
   /** True in the open loop: t0 is the schedule, and the write's delay is the lag. */
@@ -223,6 +219,8 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   settled = false;
   flightSlot: number | undefined;
   controller: Dispatcher.DispatchController | undefined;
+  /** The headers of an answer that is not a success (its error is the client's, from status, body and headers). */
+  headers: IncomingHttpHeaders | undefined;
   sse = false;
   parser: EventSourceParser | undefined;
   decoder: StringDecoder | undefined;
@@ -245,17 +243,16 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
    * until then from the dispatch, for a request that never got written).
    */
   constructor(
-    readonly req: Prepared,
+    readonly req: Sendable,
+    readonly target: Target,
     t0: number | undefined,
     readonly runStart: number,
     readonly flight: Flight,
-    timeoutMs: number,
     public resolve: (o: Outcome) => void,
   ) {
-    const now = performance.now();
+    const now = target.clock.now();
     this.scheduled = t0 !== undefined;
     this.t0 = t0 ?? now;
-    this.deadline = now + timeoutMs;
     this.out = {
       api: req.api,
       stream: req.stream,
@@ -265,6 +262,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       lagMs: now > this.t0 ? now - this.t0 : 0,
       e2eMs: 0,
       itlMs: NO_GAPS,
+      sent: false,
     };
   }
 
@@ -280,7 +278,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.settled = true;
     this.flight.delete(this);
     const out = this.out;
-    out.e2eMs = performance.now() - this.t0;
+    out.e2eMs = this.target.clock.now() - this.t0;
     if (this.gaps !== undefined) out.itlMs = this.gaps;
     if (code !== undefined) {
       out.ok = false;
@@ -290,6 +288,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.resolve = noop;
     this.out = SETTLED;
     this.controller = undefined;
+    this.headers = undefined;
     this.first = undefined;
     this.parts = undefined;
     this.gaps = undefined;
@@ -303,10 +302,6 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     const c = this.controller;
     this.finish(code);
     c?.abort(Object.assign(new Error(code), { code }));
-  }
-
-  expire(): void {
-    this.#stop('timeout');
   }
 
   cancel(): void {
@@ -385,12 +380,13 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
 
   onRequestStart(c: Dispatcher.DispatchController): void {
     // undici writes the request right after this returns.
-    const writtenAt = performance.now();
+    const writtenAt = this.target.clock.now();
     this.controller = c;
     if (this.settled) {
       c.abort(new Error('settled'));
       return;
     }
+    this.out.sent = true;
     if (this.scheduled) this.out.lagMs = writtenAt > this.t0 ? writtenAt - this.t0 : 0;
     else {
       this.t0 = writtenAt;
@@ -412,12 +408,15 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
         this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
       }
     }
-    if (statusCode >= 300) this.limit = MAX_ERROR_BODY;
+    if (statusCode >= 300) {
+      this.limit = MAX_ERROR_BODY;
+      this.headers = headers;
+    }
   }
 
   onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
     // The arrival of these bytes: taken before anything is decoded or parsed.
-    this.chunkAt = performance.now();
+    this.chunkAt = this.target.clock.now();
     if (this.settled) return;
     if (this.parser !== undefined && this.decoder !== undefined) {
       const text = this.decoder.write(chunk);
@@ -442,16 +441,17 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     }
   }
 
-  body(): Parsed | undefined {
+  text(): string {
     const whole = this.parts !== undefined ? Buffer.concat(this.parts) : this.first;
-    return tryParse(whole === undefined ? '' : whole.toString('utf8'));
+    return whole === undefined ? '' : whole.toString('utf8');
   }
 
   onResponseEnd(): void {
     if (this.settled) return;
     const status = this.out.status;
     if (status < 200 || status >= 300) {
-      this.finish(errorCode(this.body(), status));
+      const { client } = this.target;
+      this.finish(client.answerError(this.req.request, status, this.text(), this.headers ?? {}).code);
       return;
     }
     if (this.sse) {
@@ -467,8 +467,13 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       this.finish('not_a_stream');
       return;
     }
+    this.#whole(status);
+  }
+
+  /** A whole (non-streamed) 2xx answer: a success with its usage, unless it is not JSON or says it failed. */
+  #whole(status: number): void {
     const whole = this.kept <= this.limit;
-    const p = whole ? this.body() : undefined;
+    const p = whole ? tryParse(this.text()) : undefined;
     if (p === undefined && whole) {
       this.finish('malformed_body');
       return;
@@ -484,43 +489,34 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
-    const code = (err as { code?: unknown }).code;
-    this.finish(typeof code === 'string' ? code : err.name || 'connection_error');
+    if (this.settled) return;
+    if (LOCAL_LIMIT_CODES.has(rootCode(err) ?? '')) this.out.localLimit = true;
+    this.finish(this.target.client.failure(this.req.request, err, this.out.requestId).code);
   }
 }
 
 /**
- * Sends one request. `t0`: the scheduled start (performance.now()) latency is measured from in the open loop;
- * undefined in the closed loop (from the write). `runStart` is the run's origin for `startMs`. Never rejects.
+ * Sends one request. `t0`: the scheduled start (clock time) latency is measured from in the open loop; undefined
+ * in the closed loop (from the write). `runStart` is the run's origin for `startMs`. Never rejects.
  */
 export function exchange(
   target: Target,
-  req: Prepared,
+  req: Sendable,
   t0: number | undefined,
   runStart: number,
   flight: Flight,
-  dispatcher: Dispatcher = target.dispatcher,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
-    const x = new Exchange(req, t0, runStart, flight, target.timeoutMs, resolve);
+    const x = new Exchange(req, target, t0, runStart, flight, resolve);
     if (flight.aborted) {
       x.cancel();
       return;
     }
     flight.add(x);
     try {
-      dispatcher.dispatch(
-        {
-          path: `${target.prefix}${req.path}`,
-          method: 'POST',
-          headers: req.stream ? target.headers.stream : target.headers.plain,
-          body: req.body,
-        },
-        x,
-      );
+      target.client.dispatch(req.request, req.body, x);
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
-      x.finish(typeof code === 'string' ? code : 'dispatch_error');
+      x.onResponseError(undefined as unknown as Dispatcher.DispatchController, e as Error);
     }
   });
 }

@@ -108,6 +108,7 @@ function mergeSteps(parts: StepReport[], sloText: string | undefined): StepRepor
       lag_p99_ms: latency.lag.p99,
       lag_max_ms: latency.lag.max,
       behind: parts.some((p) => p.schedule.behind),
+      dropped: sum((s) => s.schedule.dropped),
     },
     latency_ms: latency,
     cdf_ms: { e2e: hist.e2e.cdf(), ttft: hist.ttft.cdf(), itl: hist.itl.cdf(), tpot: hist.tpot.cdf() },
@@ -177,10 +178,30 @@ function mismatch(a: StepReport, b: StepReport): string | undefined {
   return undefined;
 }
 
-/** Merges reports (in the order given); exit 2 when their steps do not line up. */
+/**
+ * Refuses a report given twice (the same file twice, or a copy of it): merged, every request would count twice.
+ * Two runs never write the same document (each has its own creation time and origin).
+ */
+function refuseTwice(reports: ReadonlyArray<{ path: string; report: RunReport }>): void {
+  const seen = new Map<string, string>();
+  for (const { path, report } of reports) {
+    const key = JSON.stringify(report);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      const what = earlier === path ? `${path} is given twice` : `${earlier} and ${path} are the same report`;
+      throw new UsageError(`merge: ${what}; merging it twice would count every request twice`, {
+        field: 'run.json',
+      });
+    }
+    seen.set(key, path);
+  }
+}
+
+/** Merges reports (in the order given); exit 2 when their steps do not line up or one is given twice. */
 export function mergeReports(reports: Array<{ path: string; report: RunReport }>): RunReport {
   const first = reports[0]?.report;
   if (first === undefined) throw new UsageError('merge: needs at least one report', { field: 'run.json' });
+  refuseTwice(reports);
   for (const { path, report } of reports) {
     if (report.steps.length !== first.steps.length) {
       throw new UsageError(

@@ -60,7 +60,13 @@ export class Recorder {
   good = 0;
   outputTokens = 0;
   usageMissing = 0;
-  inFlight = 0;
+  #inFlight = 0;
+  /** The most requests in flight at once. */
+  peakInFlight = 0;
+  /** Open loop: arrivals never sent (past the waiting queue's cap, or still waiting when the step ended). */
+  dropped = 0;
+  /** Requests that failed because this process had no file descriptor left (EMFILE, ENFILE). */
+  localFailures = 0;
   readonly errorsByCode = new Map<string, number>();
   /** Requests by HTTP status (0: no answer). */
   readonly statuses = new Map<number, number>();
@@ -72,8 +78,19 @@ export class Recorder {
   /** The latency thresholds a request must meet to count as good (goodput). */
   constructor(private readonly goodTerms: ReadonlyArray<Extract<Term, { kind: 'latency' }>> = []) {}
 
+  /** Requests in flight now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  set inFlight(n: number) {
+    this.#inFlight = n;
+    if (n > this.peakInFlight) this.peakInFlight = n;
+  }
+
   /** Records one finished request. */
   add(o: Outcome): void {
+    if (o.localLimit === true) this.localFailures++;
     if (o.cancelled === true) {
       this.cancelled++;
       return;

@@ -86,7 +86,9 @@ export function stepReport(
       lag_p99_ms: s.lag.p99,
       lag_max_ms: s.lag.max,
       behind:
-        meta.mode === 'open' && rec.done > 0 && (late / rec.done > BEHIND_SHARE || s.lag.max > BEHIND_MAX_MS),
+        meta.mode === 'open' &&
+        (rec.dropped > 0 || (rec.done > 0 && (late / rec.done > BEHIND_SHARE || s.lag.max > BEHIND_MAX_MS))),
+      dropped: rec.dropped,
     },
     latency_ms: s,
     cdf_ms: {
@@ -206,44 +208,44 @@ export function stepLines(st: StepReport): Array<[string, string]> {
   }
   if (st.usage_missing > 0) out.push(['usage missing', `${st.usage_missing} answers reported no usage`]);
   if (st.mode === 'open') {
+    const dropped = st.schedule.dropped > 0 ? `; ${st.schedule.dropped} arrivals never sent` : '';
     out.push([
       'schedule',
-      `${st.schedule.late} starts more than 10ms late (lag p99 ${ms(st.schedule.lag_p99_ms)}, max ${ms(st.schedule.lag_max_ms)})`,
+      `${st.schedule.late} starts more than 10ms late (lag p99 ${ms(st.schedule.lag_p99_ms)}, max ${ms(st.schedule.lag_max_ms)})${dropped}`,
     ]);
   }
   if (st.slo) {
     const c = st.slo.checks.map(
-      (x) => `${x.term} ${x.pass ? 'ok' : 'MISSED'} (${x.actual === null ? '∞: failures' : x.actual})`,
+      (x) =>
+        `${x.term} ${x.pass ? 'ok' : 'MISSED'} (${x.actual === null ? '∞: failures' : measured(x.term, x.actual)})`,
     );
     out.push(['slo', `${st.slo.pass ? 'met' : 'MISSED'}: ${c.join(', ')}`]);
   }
   return out;
 }
 
-/** One CSV line (RFC 4180 quoting). */
-export function csvLine(cells: ReadonlyArray<string | number | undefined>): string {
-  return `${cells
-    .map((c) => {
-      if (c === undefined) return '';
-      const s = typeof c === 'number' ? String(Math.round(c * 1000) / 1000) : c;
-      return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-    })
-    .join(',')}\n`;
+/**
+ * A term's measured value with its unit: a latency in ms or s, the error share in percent, a rate per second.
+ * The term's metric decides (its text is what parseExpr accepted).
+ */
+export function measured(term: string, value: number): string {
+  const metric = /^[a-z]+/.exec(term)?.[0] ?? '';
+  if (metric === 'errors') return `${Math.round(value * 100) / 100}%`;
+  if (metric === 'rps' || metric === 'goodput') return `${value.toFixed(2)} req/s`;
+  if (metric === 'tps') return `${value.toFixed(1)} tokens/s`;
+  return value === 0 ? '0ms' : ms(value);
 }
 
-/** Columns of `--csv`: one row per request. */
-export const CSV_HEAD = [
-  'step',
-  'start_ms',
-  'api',
-  'stream',
-  'ok',
-  'status',
-  'error_code',
-  'request_id',
-  'ttft_ms',
-  'e2e_ms',
-  'tpot_ms',
-  'output_tokens',
-  'lag_ms',
-];
+/** Codes of requests that never reached the gateway (the client's: nothing listens, the name does not resolve). */
+const NEVER_CONNECTED = new Set(['connection_refused', 'dns_failed']);
+
+/** The warning of a run in which no request succeeded, with what to check when nothing answered at all. */
+export function noSuccess(report: RunReport): string | undefined {
+  const steps = report.steps;
+  if (steps.length === 0 || steps.some((st) => st.ok > 0)) return undefined;
+  const codes = [...new Set(steps.flatMap((st) => Object.keys(st.errors_by_code)))];
+  const unreachable = codes.length > 0 && codes.every((c) => NEVER_CONNECTED.has(c));
+  return unreachable
+    ? `no request succeeded: nothing answered at ${report.target} (${codes.join(', ')}); is the gateway up, and the base URL right?`
+    : 'no request succeeded';
+}

@@ -1,439 +1,352 @@
 /**
- * `gw load` from checked flags to the report: warm-up, one step per sweep value (or one step), the knee, SLO and
- * baseline verdicts, and the outputs (table or JSON on stdout, --out JSON, --csv rows). Returns the exit code:
- * 130 when interrupted (after the partial report), 1 when the SLO was missed, the baseline regressed, or no
- * request at all succeeded, else 0.
+ * `runLoad`: a load test as a library. From a plan and a gateway client to the report document (schema
+ * gw.load.v1): warm-up, one step per sweep value (or one step), the knee and the SLO verdict. It prints nothing and
+ * writes no file: progress and each finished request go to the sinks the caller passes, and the caller writes the
+ * report where it wants. Every request goes through the client's `dispatch` (its pool, proxy, CAs, token rule and
+ * timeouts).
  */
-import { createWriteStream, openSync, readFileSync, type WriteStream } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Client, Pool } from 'undici';
-import type { Context } from '../cli/context.js';
-import { NEVER_CONNECTED_CODES } from '../client/network-errors.js';
-import { ConfigError, ExitCode, UsageError } from '../core/errors.js';
+import { errorClassFor, type GatewayError } from '../client/errors.js';
+import type { GatewayClient } from '../client/gateway-client.js';
 import { seededRandom } from './arrivals.js';
-import { compareReports, renderComparison } from './compare.js';
-import type { Outcome, Target } from './exchange.js';
+import type { Clock, Outcome, Sendable, Target } from './exchange.js';
 import { perRequestTerms } from './expr.js';
 import { kneeIndex, saturated, type CurvePoint } from './knee.js';
-import { LiveLine } from './live.js';
-import type { LoadSpec } from './options.js';
-import { csvLine, CSV_HEAD, stepLines, stepReport, tableRows } from './report.js';
-import { checkReportPath, writeReportFile } from '../report/output.js';
-import { runStep, type StepPlan } from './runner.js';
+import { connectionsFor, resolvePlan, type LoadPlan, type LoadPlanInput } from './plan.js';
+import type { Recorder } from './recorder.js';
+import { stepReport } from './report.js';
+import { runStep, type StepContext, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
-import { prepare, type Prepared } from './workload.js';
+import { prepare } from './workload.js';
 
 /** Version written into reports. */
-const GW_VERSION = '0.1.0';
+export const GW_VERSION = '0.1.0';
 
-/** Reads a report written by `gw load --out` (exit 2 when it is not one). */
-export function readReport(path: string, flag: string): RunReport {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    const why =
-      e instanceof SyntaxError
-        ? 'is not JSON'
-        : `cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
-    throw new UsageError(`${flag}: ${path} ${why}`, { field: flag });
-  }
-  const r = doc as Partial<RunReport> | null;
-  if (r === null || typeof r !== 'object' || r.schema !== SCHEMA || !Array.isArray(r.steps)) {
-    throw new UsageError(`${flag}: ${path} is not a gw load report (schema ${SCHEMA})`, { field: flag });
-  }
-  return r as RunReport;
+/** What the live figures of a running step say (about four times a second). */
+export interface LoadProgress {
+  /** The step (`concurrency=8`, `rate=50/s`), `warm-up`, or empty for a run of one step. */
+  label: string;
+  warming: boolean;
+  inFlight: number;
+  done: number;
+  errors: number;
+  p50Ms: number;
+  p95Ms: number;
+  requestsPerS: number;
+}
+
+/** The options of `runLoad`. */
+export interface LoadOptions {
+  /** The gateway client, or a factory given the connections the run needs at once (its pool size). */
+  client: GatewayClient | ((need: { connections: number }) => GatewayClient | Promise<GatewayClient>);
+  plan: LoadPlanInput;
+  /** Ends the run (the report is then partial, `interrupted: true`). */
+  signal?: AbortSignal | undefined;
+  /** Monotonic milliseconds and the Unix time of their zero (default `performance`). */
+  clock?: (Clock & { timeOrigin: number }) | undefined;
+  onProgress?: ((p: LoadProgress) => void) | undefined;
+  /** Each finished request of a measured step, with the step's label (`--csv`). */
+  onRequest?: ((step: string, o: Outcome) => void) | undefined;
+}
+
+/** The steps of a run as they ended. */
+interface Steps {
+  steps: StepReport[];
+  /** The largest number of requests in flight at once, per step label (open loop). */
+  peaks: Map<string, number>;
+  /** Requests that failed for want of a file descriptor, per step label. */
+  localFailures: Map<string, number>;
+  stopped: string | null;
+  authFailure: Outcome | undefined;
 }
 
 function point(value: number, st: StepReport): CurvePoint {
   return { value, throughput: st.ok_per_s, latencyMs: st.latency_ms.e2e.p50 };
 }
 
-/** Runs a load test; prints the report; returns the exit code. */
-export async function runLoad(
-  ctx: Context,
-  spec: LoadSpec,
-  /** Also handed the finished report (`--html`). */
-  onReport?: (report: RunReport) => Promise<void>,
-): Promise<number> {
-  const settings = ctx.settings();
-  if (settings.baseUrl === undefined) {
-    throw new ConfigError('no gateway base URL', {
-      hint: 'pass --base-url, set GW_BASE_URL, or run `gw login`',
-    });
-  }
-  if (settings.token === undefined || settings.token === '') {
-    throw new ConfigError('no gateway token', { hint: 'set GW_TOKEN, or run `gw login`' });
-  }
-  ctx.redactor.add(settings.token);
-  let base: URL;
-  try {
-    base = new URL(settings.baseUrl);
-  } catch {
-    throw new ConfigError(`base URL "${settings.baseUrl}" is not a URL`, {
-      hint: 'use e.g. https://gateway.example.com',
-    });
-  }
-  const baseline = spec.baseline !== undefined ? readReport(spec.baseline, '--baseline') : undefined;
-  const validate = ctx.globals.validate;
-  const pools = spec.mix.map((m) =>
+/**
+ * Runs a load test and returns its report. Throws the client's AuthenticationError (or PermissionDeniedError)
+ * when the gateway answered 401/403: more requests would only repeat it.
+ */
+export async function runLoad(o: LoadOptions): Promise<RunReport> {
+  const plan = resolvePlan(o.plan);
+  const client =
+    typeof o.client === 'function' ? await o.client({ connections: connectionsFor(plan) }) : o.client;
+  const clock = o.clock ?? performance;
+  const signal = o.signal ?? new AbortController().signal;
+  const target: Target = { client, clock };
+  const origin = clock.now();
+  const ctx = {
+    target,
+    next: workload(client, plan),
+    signal,
+    goodTerms: perRequestTerms(plan.slo),
+    origin,
+  } satisfies Omit<StepContext, 'onAuthFailure'>;
+  const run = await runSteps(plan, ctx, o);
+  if (run.authFailure !== undefined) throw authError(run.authFailure);
+  return buildReport(plan, run, {
+    target: client.baseUrl,
+    originUnixMs: Math.round((clock.timeOrigin + origin) * 1000) / 1000,
+    timeoutMs: client.timeoutMs,
+    interrupted: signal.aborted,
+  });
+}
+
+/** The request bodies of the plan (checked against the contract when the client validates), drawn by weight. */
+function workload(client: GatewayClient, plan: LoadPlan): () => Sendable {
+  const pools = plan.mix.map((m) =>
     prepare(
       m.api,
-      { model: m.model ?? spec.model, stream: spec.stream, maxTokens: spec.maxTokens, prompts: spec.prompts },
-      validate,
-    ),
+      { model: m.model ?? plan.model, stream: plan.stream, maxTokens: plan.maxTokens, prompts: plan.prompts },
+      client.validate,
+    ).map((p): Sendable => ({
+      ...p,
+      request: client.prepare({ method: 'POST', path: p.path, json: true, stream: p.stream }),
+    })),
   );
-  const totalWeight = spec.mix.reduce((a, m) => a + m.weight, 0);
-  const random = seededRandom(spec.seed ^ 0x9e3779b9);
-  const cursors = spec.mix.map(() => 0);
-  const next = (): Prepared => {
+  const weights = plan.mix.map((m) => m.weight);
+  const total = weights.reduce((a, w) => a + w, 0);
+  const random = seededRandom(plan.seed ^ 0x9e3779b9);
+  const cursors = plan.mix.map(() => 0);
+  return () => {
     let i = 0;
-    if (spec.mix.length > 1) {
-      let x = random() * totalWeight;
-      while (i < spec.mix.length - 1 && x >= (spec.mix[i] as { weight: number }).weight) {
-        x -= (spec.mix[i] as { weight: number }).weight;
-        i++;
-      }
+    if (weights.length > 1) {
+      let x = random() * total;
+      while (i < weights.length - 1 && x >= (weights[i] as number)) x -= weights[i++] as number;
     }
-    const pool = pools[i] as Prepared[];
+    const pool = pools[i] as Sendable[];
     const c = cursors[i] as number;
     cursors[i] = (c + 1) % pool.length;
-    return pool[c] as Prepared;
+    return pool[c] as Sendable;
   };
+}
 
-  const maxConcurrency = Math.max(
-    spec.concurrency ?? 0,
-    ...(spec.sweep?.parameter === 'concurrency' ? spec.sweep.values : []),
-  );
-  const timeoutMs = settings.timeoutMs;
-  // undici's own header and body timers are off (0): a timer re-armed on every request and every body chunk is
-  // a cost per request, and Flight (exchange.ts) already ends each request at its deadline.
-  const connection = { pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
-  const dispatcher = new Pool(base.origin, {
-    ...connection,
-    connections: spec.mode === 'closed' ? maxConcurrency : spec.connections,
-  });
-  // The closed loop: each virtual user its own connection, kept across the warm-up and the sweep's steps.
-  const lanes: Client[] = [];
-  const lane = (i: number): Client => (lanes[i] ??= new Client(base.origin, connection));
-  const headers = {
-    authorization: `Bearer ${settings.token}`,
-    'content-type': 'application/json',
-    'user-agent': 'gw-load/0.1',
-  };
-  const target: Target = {
-    dispatcher,
-    ...(spec.mode === 'closed' ? { lane } : {}),
-    prefix: base.pathname.replace(/\/+$/, ''),
-    headers: {
-      stream: { ...headers, accept: 'text/event-stream' },
-      plain: { ...headers, accept: 'application/json' },
-    },
-    timeoutMs,
-  };
-  if (base.protocol === 'http:' && !/^(localhost|127\.|\[::1\])/.test(base.host)) {
-    ctx.out.warn(`the token travels unencrypted over http to ${base.host}; use https`);
+/** The values a run steps through, and what they set. */
+function stepValues(plan: LoadPlan): { values: number[]; parameter: 'concurrency' | 'rate' } {
+  const parameter = plan.sweep?.parameter ?? (plan.mode === 'open' ? 'rate' : 'concurrency');
+  const values = plan.sweep?.values ?? [(plan.mode === 'open' ? plan.rate : plan.concurrency) as number];
+  return { values, parameter };
+}
+
+function stepPlan(plan: LoadPlan, parameter: 'concurrency' | 'rate', v: number, i: number): StepPlan {
+  const p: StepPlan = { mode: plan.mode, arrival: plan.arrival, seed: plan.seed + i };
+  if (parameter === 'rate') p.rate = v;
+  else p.concurrency = v;
+  if (plan.mode === 'open') p.connections = plan.connections;
+  if (plan.durationMs !== undefined) p.durationMs = plan.durationMs;
+  if (plan.requests !== undefined) p.requests = plan.requests;
+  if (plan.mode === 'closed') {
+    // The closed loop's warm-up is the first step's own start (runner.ts); the open loop's runs before it.
+    if (i === 0 && plan.warmup > 0) p.warmup = plan.warmup;
+    if (plan.rampUpMs !== undefined) p.rampMs = plan.rampUpMs;
   }
+  return p;
+}
 
-  // Files are checked before anything is sent: a run must not end in an unwritable report.
-  if (spec.out !== undefined) checkReportPath(spec.out, 'out');
-  let csv: WriteStream | undefined;
-  let csvStep = '';
-  if (spec.csv !== undefined) {
-    let fd: number;
-    try {
-      fd = openSync(spec.csv, 'w');
-    } catch (e) {
-      throw new UsageError(
-        `--csv: cannot write ${spec.csv} (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
-        {
-          field: '--csv',
-        },
-      );
-    }
-    csv = createWriteStream('', { fd });
-    csv.on('error', (e) => ctx.out.warn(`--csv: ${e.message}`));
-    csv.write(csvLine(CSV_HEAD));
+function progress(label: string, warming: boolean, rec: Recorder, now: number): LoadProgress {
+  const l = rec.live(now);
+  return {
+    label,
+    warming,
+    inFlight: l.inFlight,
+    done: l.done,
+    errors: l.errors,
+    p50Ms: l.p50,
+    p95Ms: l.p95,
+    requestsPerS: l.rps,
+  };
+}
+
+/** The warm-up (open loop), then one step per value until the sweep ends, a stop, Ctrl-C or a 401/403. */
+async function runSteps(
+  plan: LoadPlan,
+  base: Omit<StepContext, 'onAuthFailure'>,
+  o: LoadOptions,
+): Promise<Steps> {
+  const { values, parameter } = stepValues(plan);
+  const run: Steps = {
+    steps: [],
+    peaks: new Map(),
+    localFailures: new Map(),
+    stopped: null,
+    authFailure: undefined,
+  };
+  const clock = base.target.clock;
+  const ctx: StepContext = { ...base, onAuthFailure: (x) => (run.authFailure ??= x) };
+  const tick = (label: string) => (rec: Recorder, warming: boolean) =>
+    o.onProgress?.(progress(warming ? 'warm-up' : label, warming, rec, clock.now()));
+  if (plan.mode === 'open' && plan.warmup > 0 && values.length > 0) {
+    const warm: StepPlan = { ...stepPlan(plan, parameter, values[0] as number, 0), requests: plan.warmup };
+    delete warm.durationMs;
+    await runStep(warm, { ...ctx, onTick: tick('warm-up') });
   }
-  const onOutcome = csv
-    ? (o: Outcome): void => {
-        const tpot =
-          o.ok && o.ttftMs !== undefined && o.outputTokens !== undefined && o.outputTokens > 1
-            ? (o.e2eMs - o.ttftMs) / (o.outputTokens - 1)
-            : undefined;
-        csv.write(
-          csvLine([
-            csvStep,
-            o.startMs,
-            o.api,
-            String(o.stream),
-            String(o.ok),
-            o.status,
-            o.code,
-            o.requestId,
-            o.ttftMs,
-            o.e2eMs,
-            tpot,
-            o.outputTokens,
-            o.lagMs,
-          ]),
-        );
-      }
-    : undefined;
-
-  const live = new LiveLine(ctx.out, ctx.progress.enabled);
-  const goodTerms = perRequestTerms(spec.slo);
-  const origin = performance.now();
-  let authFailure: Outcome | undefined;
-  const steps: StepReport[] = [];
-  const openConnections = new Map<string, number>();
-  let stopped: string | null = null;
-  const values = spec.sweep?.values ?? [
-    spec.sweep === undefined && spec.mode === 'open' ? (spec.rate as number) : (spec.concurrency as number),
-  ];
-  const parameter = spec.sweep?.parameter ?? (spec.mode === 'open' ? 'rate' : 'concurrency');
-  const planFor = (v: number, i: number): StepPlan => {
-    const p: StepPlan = { mode: spec.mode, arrival: spec.arrival, seed: spec.seed + i };
-    if (parameter === 'rate') p.rate = v;
-    else p.concurrency = v;
-    if (spec.durationMs !== undefined) p.durationMs = spec.durationMs;
-    if (spec.requests !== undefined) p.requests = spec.requests;
-    if (spec.mode === 'closed') {
-      // The closed loop's warm-up is the first step's own start (runner.ts); the open loop's runs before it.
-      if (i === 0 && spec.warmup > 0) p.warmup = spec.warmup;
-      if (spec.rampUpMs !== undefined) p.rampMs = spec.rampUpMs;
+  for (let i = 0; i < values.length && !ctx.signal.aborted && run.authFailure === undefined; i++) {
+    const v = values[i] as number;
+    const label = parameter === 'rate' ? `rate=${v}/s` : `concurrency=${v}`;
+    const r = await runStep(stepPlan(plan, parameter, v, i), {
+      ...ctx,
+      stopOn: plan.stopOn,
+      onOutcome: o.onRequest !== undefined ? (x) => o.onRequest?.(label, x) : undefined,
+      onTick: tick(values.length > 1 ? label : ''),
+    });
+    if (!r.measured) break;
+    const meta = { label, mode: plan.mode, ...(parameter === 'rate' ? { rate: v } : { concurrency: v }) };
+    const st = stepReport(r.rec, meta, plan.slo);
+    run.steps.push(st);
+    if (plan.mode === 'open') run.peaks.set(label, r.rec.peakInFlight);
+    if (r.rec.localFailures > 0) run.localFailures.set(label, r.rec.localFailures);
+    if (r.stopped !== undefined && r.stopped !== 'auth') {
+      run.stopped = r.stopped;
+      break;
     }
-    return p;
-  };
-  const common = {
-    target,
-    next,
-    signal: ctx.signal,
-    goodTerms,
-    onAuthFailure: (o: Outcome) => (authFailure ??= o),
-    origin,
-  };
-  try {
-    if (spec.mode === 'open' && spec.warmup > 0 && values.length > 0) {
-      const first = planFor(values[0] as number, 0);
-      const warm: StepPlan = { ...first, requests: spec.warmup };
-      delete warm.durationMs;
-      await runStep(warm, { ...common, onTick: (rec) => live.update('warm-up: ', rec) });
-    }
-    for (let i = 0; i < values.length && !ctx.signal.aborted && authFailure === undefined; i++) {
-      const v = values[i] as number;
-      const label = parameter === 'rate' ? `rate=${v}/s` : `concurrency=${v}`;
-      csvStep = label;
-      const {
-        rec,
-        stopped: why,
-        measured,
-      } = await runStep(planFor(v, i), {
-        ...common,
-        stopOn: spec.stopOn,
-        ...(onOutcome ? { onOutcome } : {}),
-        onTick: (r, warming) => live.update(warming ? 'warm-up: ' : values.length > 1 ? `${label}: ` : '', r),
-      });
-      if (!measured) break;
-      const meta: { label: string; mode: 'closed' | 'open'; concurrency?: number; rate?: number } = {
-        label,
-        mode: spec.mode,
-      };
-      if (parameter === 'rate') meta.rate = v;
-      else meta.concurrency = v;
-      const st = stepReport(rec, meta, spec.slo);
-      steps.push(st);
-      // The open loop's pool opens a connection for each request that finds none free: a client that fell
-      // behind (cold code, a rate beyond it) opens many, and says how many.
-      if (spec.mode === 'open') openConnections.set(st.label, dispatcher.stats.connected);
-      if (why !== undefined && why !== 'auth') {
-        stopped = why;
+    const prev = run.steps[run.steps.length - 2];
+    if (plan.stopOn?.saturation === true && prev !== undefined) {
+      if (saturated(point(values[i - 1] as number, prev), point(v, st))) {
+        run.stopped = 'saturation';
         break;
       }
-      if (spec.stopOn?.saturation === true && steps.length >= 2) {
-        const prev = steps[steps.length - 2] as StepReport;
-        if (saturated(point(values[i - 1] as number, prev), point(v, st))) {
-          stopped = 'saturation';
-          break;
-        }
-      }
     }
-  } finally {
-    live.clear();
-    await Promise.all([dispatcher, ...lanes].map((d) => d.destroy().catch(() => {})));
-    if (csv) await new Promise<void>((resolve) => csv.end(resolve));
   }
-  if (authFailure !== undefined) {
-    throw new ConfigError(`the gateway answered ${authFailure.status} ${authFailure.code ?? ''}`.trim(), {
-      code: authFailure.code ?? 'unauthorized',
-      requestId: authFailure.requestId,
-      hint: 'check the token (GW_TOKEN or the profile) and its access to this model',
-    });
-  }
+  return run;
+}
 
-  const interrupted = ctx.signal.aborted;
+/** The client's error for the 401/403 that ended the run. */
+function authError(o: Outcome): GatewayError {
+  const Cls = errorClassFor(o.status);
+  return new Cls({
+    status: o.status,
+    code: o.code ?? 'unauthorized',
+    message: `the gateway answered ${o.status} ${o.code ?? ''}`.trim(),
+    requestId: o.requestId,
+  });
+}
+
+/** The sweep's curve, its knee and the heaviest step meeting the SLO. */
+function sweepOf(plan: LoadPlan, steps: StepReport[]): RunReport['sweep'] {
+  const sweep = plan.sweep;
+  if (sweep === undefined) return null;
+  const value = (i: number): number => sweep.values[i] as number;
+  const k = kneeIndex(steps.map((st, i) => point(value(i), st)));
+  let best: { index: number; value: number } | null = null;
+  steps.forEach((st, i) => {
+    if (st.slo?.pass === true) best = { index: i, value: value(i) };
+  });
+  return {
+    parameter: sweep.parameter,
+    points: steps.map((st, i) => ({
+      value: value(i),
+      throughput_rps: st.ok_per_s,
+      latency_p50_ms: st.latency_ms.e2e.p50,
+      latency_p95_ms: st.latency_ms.e2e.p95,
+      ttft_p95_ms: st.latency_ms.ttft.p95,
+      error_rate: st.error_rate,
+    })),
+    knee: k !== undefined ? { index: k, value: value(k) } : null,
+    best_within_slo: plan.slo !== undefined ? best : null,
+  };
+}
+
+/** What a run's steps say the user should know: a client behind its schedule, answers without usage, … */
+function warningsOf(plan: LoadPlan, run: Steps): string[] {
   const warnings: string[] = [];
-  for (const st of steps) {
-    if (st.schedule.behind) {
-      warnings.push(behindWarning(st, openConnections.get(st.label), spec.warmup));
-    }
+  for (const st of run.steps) {
+    if (st.schedule.behind) warnings.push(behindWarning(st, run.peaks.get(st.label), plan.warmup));
     if (st.usage_missing > 0) {
       warnings.push(
         `${st.label}: ${st.usage_missing} answers reported no usage; their output tokens are not counted`,
       );
     }
+    const local = run.localFailures.get(st.label);
+    if (local !== undefined) warnings.push(openFilesWarning(st.label, local));
   }
-  let sweep: RunReport['sweep'] = null;
-  if (spec.sweep !== undefined) {
-    const pts = steps.map((st, i) => point(spec.sweep?.values[i] as number, st));
-    const k = kneeIndex(pts);
-    let best: { index: number; value: number } | null = null;
-    steps.forEach((st, i) => {
-      if (st.slo?.pass === true) best = { index: i, value: spec.sweep?.values[i] as number };
-    });
-    sweep = {
-      parameter: spec.sweep.parameter,
-      points: steps.map((st, i) => ({
-        value: spec.sweep?.values[i] as number,
-        throughput_rps: st.ok_per_s,
-        latency_p50_ms: st.latency_ms.e2e.p50,
-        latency_p95_ms: st.latency_ms.e2e.p95,
-        ttft_p95_ms: st.latency_ms.ttft.p95,
-        error_rate: st.error_rate,
-      })),
-      knee: k !== undefined ? { index: k, value: spec.sweep.values[k] as number } : null,
-      best_within_slo: spec.slo !== undefined ? best : null,
-    };
-  }
+  return warnings;
+}
+
+/** The run's settings as the report records them. */
+function configOf(plan: LoadPlan, timeoutMs: number): Record<string, unknown> {
+  const open = plan.mode === 'open';
+  const arrival = plan.arrival.kind === 'gamma' ? `gamma:${plan.arrival.cv}` : plan.arrival.kind;
+  return {
+    model: plan.model,
+    mix: plan.mix,
+    stream: plan.stream,
+    mode: plan.mode,
+    ...(plan.concurrency !== undefined ? { concurrency: plan.concurrency } : {}),
+    ...(plan.rate !== undefined ? { rate: plan.rate } : {}),
+    ...(open ? { arrival, connections: plan.connections } : {}),
+    ...(plan.durationMs !== undefined ? { duration_ms: plan.durationMs } : {}),
+    ...(plan.requests !== undefined ? { requests: plan.requests } : {}),
+    ...(plan.sweep !== undefined ? { sweep: `${plan.sweep.parameter}=${plan.sweep.values.join(',')}` } : {}),
+    warmup: plan.warmup,
+    ...(plan.rampUpMs !== undefined ? { ramp_up_ms: plan.rampUpMs } : {}),
+    prompts: plan.promptSource,
+    max_tokens: plan.maxTokens,
+    timeout_ms: timeoutMs,
+    seed: plan.seed,
+    ...(plan.slo !== undefined ? { slo: plan.slo.text } : {}),
+    ...(plan.stopOn !== undefined ? { stop_on: plan.stopOn.text } : {}),
+  };
+}
+
+function buildReport(
+  plan: LoadPlan,
+  run: Steps,
+  meta: { target: string; originUnixMs: number; timeoutMs: number; interrupted: boolean },
+): RunReport {
+  const { steps } = run;
   const sloPass =
-    spec.slo === undefined || spec.slo.terms.length === 0
+    plan.slo === undefined || plan.slo.terms.length === 0
       ? true
-      : spec.sweep !== undefined
+      : plan.sweep !== undefined
         ? steps.some((st) => st.slo?.pass === true)
         : steps.every((st) => st.slo?.pass === true);
-  const report: RunReport = {
+  return {
     schema: SCHEMA,
     created_at: new Date().toISOString(),
     gw_version: GW_VERSION,
-    target: base.origin + target.prefix,
+    target: meta.target,
     machines: 1,
-    origin_unix_ms: Math.round((performance.timeOrigin + origin) * 1000) / 1000,
-    config: {
-      model: spec.model,
-      mix: spec.mix,
-      stream: spec.stream,
-      mode: spec.mode,
-      ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
-      ...(spec.rate !== undefined ? { rate: spec.rate } : {}),
-      ...(spec.mode === 'open'
-        ? {
-            arrival: spec.arrival.kind === 'gamma' ? `gamma:${spec.arrival.cv}` : spec.arrival.kind,
-            connections: spec.connections,
-          }
-        : {}),
-      ...(spec.durationMs !== undefined ? { duration_ms: spec.durationMs } : {}),
-      ...(spec.requests !== undefined ? { requests: spec.requests } : {}),
-      ...(spec.sweep !== undefined
-        ? { sweep: `${spec.sweep.parameter}=${spec.sweep.values.join(',')}` }
-        : {}),
-      warmup: spec.warmup,
-      ...(spec.rampUpMs !== undefined ? { ramp_up_ms: spec.rampUpMs } : {}),
-      prompts: spec.promptSource,
-      max_tokens: spec.maxTokens,
-      timeout_ms: timeoutMs,
-      seed: spec.seed,
-      ...(spec.slo !== undefined ? { slo: spec.slo.text } : {}),
-      ...(spec.stopOn !== undefined ? { stop_on: spec.stopOn.text } : {}),
-    },
-    interrupted,
-    stopped,
-    warnings,
+    origin_unix_ms: meta.originUnixMs,
+    config: configOf(plan, meta.timeoutMs),
+    interrupted: meta.interrupted,
+    stopped: run.stopped,
+    warnings: warningsOf(plan, run),
     steps,
-    sweep,
-    slo: spec.slo !== undefined ? { expr: spec.slo.text, pass: sloPass } : null,
+    sweep: sweepOf(plan, steps),
+    slo: plan.slo !== undefined ? { expr: plan.slo.text, pass: sloPass } : null,
   };
-  if (spec.out !== undefined)
-    await writeReportFile(spec.out, `${JSON.stringify(report)}\n`, 'the load report');
-  await onReport?.(report);
-  for (const w of warnings) ctx.out.warn(w);
-  if (ctx.globals.json) ctx.out.json(report);
-  else await printReport(ctx, report);
-
-  let code: number = ExitCode.ok;
-  if (!sloPass) code = ExitCode.failure;
-  if (steps.length > 0 && steps.every((st) => st.ok === 0) && !interrupted) {
-    ctx.out.warn(`no request succeeded${unreachable(steps, base.origin)}`);
-    code = ExitCode.failure;
-  }
-  if (baseline !== undefined) {
-    const cmp = compareReports(baseline, report, spec.tolerance);
-    if (!ctx.globals.json) await renderComparison(ctx, cmp);
-    else if (!cmp.pass)
-      ctx.out.warn(`regressed against the baseline: ${cmp.regressions.map((r) => r.what).join(', ')}`);
-    if (!cmp.pass) code = ExitCode.failure;
-  }
-  if (interrupted) {
-    ctx.out.note('interrupted: the report above is partial');
-    return ExitCode.interrupted;
-  }
-  return code;
-}
-
-/** The human report: a summary per step, the latency table, the sweep curve and knee, the SLO verdict. */
-export async function printReport(ctx: Context, report: RunReport): Promise<void> {
-  for (const st of report.steps) {
-    if (report.steps.length > 1) ctx.out.line(`${st.label}`);
-    ctx.out.keyValue(stepLines(st));
-  }
-  const t = tableRows(report);
-  await ctx.out.table(t.head, t.rows);
-  if (report.sweep !== null) {
-    await ctx.out.table(
-      [report.sweep.parameter, 'ok req/s', 'e2e p50', 'e2e p95', 'ttft p95', 'errors'],
-      report.sweep.points.map((p, i) => [
-        `${p.value}${report.sweep?.knee?.index === i ? ' (knee)' : ''}`,
-        p.throughput_rps.toFixed(2),
-        `${p.latency_p50_ms.toFixed(1)}ms`,
-        `${p.latency_p95_ms.toFixed(1)}ms`,
-        p.ttft_p95_ms > 0 ? `${p.ttft_p95_ms.toFixed(1)}ms` : '-',
-        `${(p.error_rate * 100).toFixed(1)}%`,
-      ]),
-    );
-    const k = report.sweep.knee;
-    ctx.out.line(
-      k !== null
-        ? `knee: ${report.sweep.parameter} ${k.value}`
-        : 'knee: not found (needs 3 steps with successes)',
-    );
-    if (report.sweep.best_within_slo !== null) {
-      ctx.out.line(
-        `heaviest step meeting the SLO: ${report.sweep.parameter} ${report.sweep.best_within_slo.value}`,
-      );
-    }
-  }
-  if (report.stopped !== null) ctx.out.line(`stopped early: ${report.stopped}`);
-  if (report.slo !== null) ctx.out.line(`slo ${report.slo.expr}: ${report.slo.pass ? 'met' : 'MISSED'}`);
-}
-
-/** When every failure of a run is a gateway nobody reached: what to check (else empty). */
-function unreachable(
-  steps: ReadonlyArray<{ errors_by_code: Record<string, number> }>,
-  origin: string,
-): string {
-  const codes = new Set(steps.flatMap((st) => Object.keys(st.errors_by_code)));
-  if (codes.size === 0 || ![...codes].every((c) => NEVER_CONNECTED_CODES.has(c))) return '';
-  return `: nothing answered at ${origin} (${[...codes].join(', ')}); is the gateway up, and the base URL right?`;
 }
 
 /**
- * The warning of a step whose client fell behind its schedule: how late, how many connections the open loop had
- * open at its end, and (without a warm-up) that opening them was measured.
+ * The warning of a step whose client fell behind its schedule: how late, how many requests the open loop had in
+ * flight at most (a connection each), and (without a warm-up) that opening those connections was measured.
  */
-export function behindWarning(st: StepReport, connections: number | undefined, warmup: number): string {
-  const conns = connections !== undefined ? `; ${connections} connections open at its end` : '';
+export function behindWarning(st: StepReport, inFlight: number | undefined, warmup: number): string {
+  const conns = inFlight !== undefined ? `; up to ${inFlight} requests in flight, a connection each` : '';
   const hint =
-    connections !== undefined
+    inFlight !== undefined
       ? `; ${warmup === 0 ? '--warmup <n> opens the connections before measuring, ' : ''}--connections <n> caps them`
       : '';
-  return `${st.label}: the client fell behind its schedule (${st.schedule.late} of ${st.requests} starts more than 10ms late, max ${st.schedule.lag_max_ms}ms${conns}); latencies are still measured from the scheduled starts${hint}`;
+  const dropped =
+    st.schedule.dropped > 0 ? `, ${st.schedule.dropped} arrivals never sent (dropped or still waiting)` : '';
+  return `${st.label}: the client fell behind its schedule (${st.schedule.late} of ${st.requests} starts more than 10ms late, max ${st.schedule.lag_max_ms}ms${dropped}${conns}); latencies are still measured from the scheduled starts${hint}`;
+}
+
+/** The warning of a step whose requests failed for want of file descriptors (this machine's limit, not the gateway). */
+function openFilesWarning(label: string, failures: number): string {
+  const limit = openFilesLimit();
+  return `${label}: open-files limit reached (ulimit -n ${limit ?? '?'}): ${failures} requests failed before they were sent; raise it (e.g. ulimit -n 65536) or lower --concurrency / --connections`;
+}
+
+/** This process's limit of open files (Linux: /proc/self/limits), if it can be read. */
+function openFilesLimit(): number | undefined {
+  try {
+    const text = readFileSync('/proc/self/limits', 'utf8');
+    const m = /^Max open files\s+(\d+)/m.exec(text);
+    return m !== null ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -3,15 +3,25 @@
  * ended. Open loop: arrivals on a seeded schedule (Poisson, constant or gamma gaps) whatever the answers do; each
  * request's latency is measured from its *scheduled* start, so a client or gateway that falls behind cannot hide
  * the wait (no coordinated omission), and starts that left late are counted.
+ *
+ * A step ends at its duration (or its request count, Ctrl-C, an early stop): requests still in flight then are
+ * aborted and counted as cancelled, so a gateway that never answers cannot hold the run past its duration.
  */
-import { performance } from 'node:perf_hooks';
 import { gaps, type Arrival } from './arrivals.js';
-import { exchange, Flight, type Outcome, type Target } from './exchange.js';
+import { exchange, Flight, type Outcome, type Sendable, type Target } from './exchange.js';
 import type { Expr, Term } from './expr.js';
 import { Recorder } from './recorder.js';
 import { SaturationWatch } from './saturation.js';
 import { firstHolding, type StepFigures } from './slo.js';
-import type { Prepared } from './workload.js';
+
+/**
+ * Open loop: arrivals that may wait for one of the `connections` (8 bytes each, their scheduled start); past this
+ * many an arrival is dropped: counted in the report, never allocated. A gateway that never answers therefore costs
+ * memory in the number of connections and this queue, not in the rate times the run's length.
+ */
+export const MAX_WAITING = 100_000;
+/** The longest pause of a closed-loop user whose requests fail before a byte is sent (see #user). */
+const MAX_BACKOFF_MS = 250;
 
 /** One step to run. */
 export interface StepPlan {
@@ -19,7 +29,9 @@ export interface StepPlan {
   concurrency?: number;
   rate?: number;
   arrival: Arrival;
-  /** Stop scheduling after this long (ms). */
+  /** Open loop: most requests in flight (one connection each); later arrivals wait for one, their wait counted. */
+  connections?: number;
+  /** Stop scheduling after this long (ms); requests still in flight then are cancelled. */
   durationMs?: number;
   /** Stop after this many requests. */
   requests?: number;
@@ -38,17 +50,17 @@ export interface StepPlan {
 export interface StepContext {
   target: Target;
   /** The next request to send. */
-  next: () => Prepared;
+  next: () => Sendable;
   signal: AbortSignal;
   goodTerms: ReadonlyArray<Extract<Term, { kind: 'latency' }>>;
   stopOn?: Expr | undefined;
   /** Each finished request (CSV rows). */
-  onOutcome?: (o: Outcome) => void;
+  onOutcome?: ((o: Outcome) => void) | undefined;
   /** Called about every 250 ms with the live recorder (the warm-up's while `warming`). */
-  onTick?: (rec: Recorder, warming: boolean) => void;
+  onTick?: ((rec: Recorder, warming: boolean) => void) | undefined;
   /** A 401/403 ends the run: the token is wrong, more requests would only repeat it. */
-  onAuthFailure?: (o: Outcome) => void;
-  /** performance.now() origin of the run (Outcome.startMs is relative to it). */
+  onAuthFailure?: ((o: Outcome) => void) | undefined;
+  /** Clock time of the run's origin (Outcome.startMs is relative to it). */
   origin: number;
 }
 
@@ -74,162 +86,261 @@ function liveFigures(rec: Recorder, now: number): StepFigures {
 }
 
 /** Runs one step (or a warm-up: a step whose recorder is thrown away). */
-export async function runStep(plan: StepPlan, ctx: StepContext): Promise<StepResult> {
-  const rec = new Recorder(ctx.goodTerms);
-  rec.runOrigin = ctx.origin;
-  const warmup = plan.mode === 'closed' ? (plan.warmup ?? 0) : 0;
-  // The warm-up's outcomes (closed loop): shown live, never reported.
-  const warm = warmup > 0 ? new Recorder([]) : undefined;
-  let warming = warm !== undefined;
-  const stepAbort = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stepAbort.signal]);
-  const flight = new Flight(ctx.target.timeoutMs, signal);
-  let stopping = false;
-  let stopped: string | undefined;
-  const stop = (reason?: string): void => {
-    if (reason !== undefined && stopped === undefined) stopped = reason;
-    stopping = true;
-  };
-  const abortNow = (reason: string): void => {
-    stop(reason);
-    stepAbort.abort();
-  };
-  const watch = plan.mode === 'closed' && ctx.stopOn?.saturation === true ? new SaturationWatch() : undefined;
-  const onDone = (o: Outcome, measured: boolean): void => {
-    if ((o.status === 401 || o.status === 403) && stopped === undefined) {
-      ctx.onAuthFailure?.(o);
-      abortNow('auth');
+export function runStep(plan: StepPlan, ctx: StepContext): Promise<StepResult> {
+  return new StepRun(plan, ctx).run();
+}
+
+/** The state of one running step. */
+class StepRun {
+  readonly rec: Recorder;
+  /** The warm-up's outcomes (closed loop): shown live, never reported. */
+  readonly warm: Recorder | undefined;
+  readonly warmup: number;
+  warming: boolean;
+  readonly #stepAbort = new AbortController();
+  readonly signal: AbortSignal;
+  readonly flight: Flight;
+  stopping = false;
+  stopped: string | undefined;
+  /** Requests handed out so far (closed loop: warm-up included). */
+  issued = 0;
+  readonly watch: SaturationWatch | undefined;
+  #durationTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastDone = 0;
+  #lastTick = 0;
+  readonly #recent: number[] = [];
+
+  constructor(
+    readonly plan: StepPlan,
+    readonly ctx: StepContext,
+  ) {
+    this.rec = new Recorder(ctx.goodTerms);
+    this.rec.runOrigin = ctx.origin;
+    this.warmup = plan.mode === 'closed' ? (plan.warmup ?? 0) : 0;
+    this.warm = this.warmup > 0 ? new Recorder([]) : undefined;
+    this.warming = this.warm !== undefined;
+    this.signal = AbortSignal.any([ctx.signal, this.#stepAbort.signal]);
+    this.flight = new Flight(this.signal);
+    this.watch =
+      plan.mode === 'closed' && ctx.stopOn?.saturation === true ? new SaturationWatch() : undefined;
+  }
+
+  get now(): number {
+    return this.ctx.target.clock.now();
+  }
+
+  async run(): Promise<StepResult> {
+    this.rec.startedAt = this.now;
+    if (this.warm !== undefined) this.warm.startedAt = this.rec.startedAt;
+    this.#lastTick = this.rec.startedAt;
+    if (!this.warming) this.#startClock();
+    const ticker = setInterval(() => this.#tick(), 250);
+    try {
+      if (this.plan.mode === 'closed') await this.#closedLoop();
+      else await this.#openLoop();
+    } finally {
+      this.flight.close();
+      clearInterval(ticker);
+      if (this.#durationTimer !== undefined) clearTimeout(this.#durationTimer);
+    }
+    this.rec.endedAt = this.now;
+    this.ctx.onTick?.(this.rec, false);
+    const measured = !this.warming;
+    return this.stopped !== undefined
+      ? { rec: this.rec, stopped: this.stopped, measured }
+      : { rec: this.rec, measured };
+  }
+
+  /** Ends the step now (its duration, or an early stop naming why): requests in flight are cancelled. */
+  stop(reason?: string): void {
+    if (reason !== undefined && this.stopped === undefined) this.stopped = reason;
+    this.stopping = true;
+    this.#stepAbort.abort();
+  }
+
+  #startClock(): void {
+    const ms = this.plan.durationMs;
+    if (ms !== undefined) this.#durationTimer = setTimeout(() => this.stop(), ms);
+  }
+
+  /** Records a finished request (`measured`: not the closed loop's warm-up). */
+  #done(o: Outcome, measured: boolean): void {
+    if ((o.status === 401 || o.status === 403) && this.stopped === undefined) {
+      this.ctx.onAuthFailure?.(o);
+      this.stop('auth');
     }
     if (!measured) {
-      (warm as Recorder).inFlight--;
-      (warm as Recorder).add(o);
+      const warm = this.warm as Recorder;
+      warm.inFlight--;
+      warm.add(o);
       return;
     }
+    const rec = this.rec;
     rec.inFlight--;
-    if (watch !== undefined && o.ok && o.cancelled !== true)
-      watch.add(performance.now() - rec.startedAt, o.e2eMs);
+    if (this.watch !== undefined && o.ok && o.cancelled !== true)
+      this.watch.add(this.now - rec.startedAt, o.e2eMs);
     rec.add(o);
-    if (o.cancelled !== true) ctx.onOutcome?.(o);
-  };
+    if (o.cancelled !== true) this.ctx.onOutcome?.(o);
+  }
 
-  rec.startedAt = performance.now();
-  if (warm !== undefined) warm.startedAt = rec.startedAt;
-  const deadline = plan.durationMs !== undefined ? rec.startedAt + plan.durationMs : Infinity;
-  let durationTimer: ReturnType<typeof setTimeout> | undefined;
-  const startClock = (): void => {
-    if (plan.durationMs !== undefined) durationTimer = setTimeout(() => stop(), plan.durationMs);
-  };
-  if (!warming) startClock();
-  let lastDone = 0;
-  let lastTick = rec.startedAt;
-  const recent: number[] = [];
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    ctx.onTick?.(warming ? (warm as Recorder) : rec, warming);
-    if (ctx.stopOn !== undefined && !stopping && !warming) {
-      const term = firstHolding(ctx.stopOn, liveFigures(rec, now));
-      if (term !== undefined) abortNow(`stop-on: ${term}`);
-      else if (ctx.stopOn.saturation && plan.mode === 'open' && plan.rate !== undefined) {
+  /** Every 250 ms: the live figures, and the --stop-on checks. */
+  #tick(): void {
+    const now = this.now;
+    const rec = this.rec;
+    this.ctx.onTick?.(this.warming ? (this.warm as Recorder) : rec, this.warming);
+    const stopOn = this.ctx.stopOn;
+    if (stopOn !== undefined && !this.stopping && !this.warming) {
+      const term = firstHolding(stopOn, liveFigures(rec, now));
+      const rate = this.plan.rate;
+      if (term !== undefined) this.stop(`stop-on: ${term}`);
+      else if (stopOn.saturation && this.plan.mode === 'open' && rate !== undefined) {
         // Open loop: completions fall short of the offered rate while requests pile up.
-        recent.push((rec.done - lastDone) / ((now - lastTick) / 1000));
+        const recent = this.#recent;
+        recent.push((rec.done - this.#lastDone) / ((now - this.#lastTick) / 1000));
         if (recent.length > 12) recent.shift();
         const avg = recent.reduce((a, b) => a + b, 0) / recent.length;
-        if (recent.length >= 12 && avg < 0.8 * plan.rate && rec.inFlight > plan.rate) abortNow('saturation');
-      } else if (watch?.saturated(now - rec.startedAt) === true) {
+        if (recent.length >= 12 && avg < 0.8 * rate && rec.inFlight > rate) this.stop('saturation');
+      } else if (this.watch?.saturated(now - rec.startedAt) === true) {
         // Closed loop: throughput stopped rising while latency climbed (saturation.ts).
-        abortNow('saturation');
+        this.stop('saturation');
       }
     }
-    lastDone = rec.done;
-    lastTick = now;
-  }, 250);
-
-  try {
-    if (plan.mode === 'closed') {
-      let issued = 0;
-      const users = plan.concurrency ?? 1;
-      const limit = plan.requests !== undefined ? warmup + plan.requests : Infinity;
-      const worker = async (i: number): Promise<void> => {
-        const dispatcher = ctx.target.lane?.(i) ?? ctx.target.dispatcher;
-        const delay = plan.rampMs !== undefined && i > 0 ? (i * plan.rampMs) / users : 0;
-        if (delay > 0) await sleep(delay, signal);
-        while (!stopping && !signal.aborted) {
-          if (issued >= limit) return;
-          const measured = ++issued > warmup;
-          if (measured && warming) {
-            // The first measured request: the step's clock starts now.
-            warming = false;
-            rec.startedAt = performance.now();
-            startClock();
-          }
-          (measured ? rec : (warm as Recorder)).inFlight++;
-          const o = await exchange(ctx.target, ctx.next(), undefined, ctx.origin, flight, dispatcher);
-          onDone(o, measured);
-        }
-      };
-      await Promise.all(Array.from({ length: users }, (_, i) => worker(i)));
-    } else {
-      await new Promise<void>((resolve) => {
-        const gap = gaps(plan.arrival, plan.rate ?? 1, plan.seed);
-        // Requests not yet settled: a count, not a Set of their promises (a long-lived Set with an entry added and
-        // removed per request makes V8 promote garbage to the old generation, see Flight in exchange.ts).
-        let pending = 0;
-        let finished = false;
-        let issued = 0;
-        let next = rec.startedAt;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const finish = (): void => {
-          if (timer !== undefined) clearTimeout(timer);
-          finished = true;
-          if (pending === 0) resolve();
-        };
-        const settled = (o: Outcome): void => {
-          onDone(o, true);
-          if (--pending === 0 && finished) resolve();
-        };
-        const tick = (): void => {
-          timer = undefined;
-          const now = performance.now();
-          while (!stopping && !signal.aborted && next <= now) {
-            if (plan.requests !== undefined && issued >= plan.requests) break;
-            if (next >= deadline) break;
-            issued++;
-            rec.inFlight++;
-            pending++;
-            void exchange(ctx.target, ctx.next(), next, ctx.origin, flight).then(settled);
-            next += gap();
-          }
-          const over =
-            stopping ||
-            signal.aborted ||
-            next >= deadline ||
-            (plan.requests !== undefined && issued >= plan.requests);
-          if (over) {
-            finish();
-            return;
-          }
-          timer = setTimeout(tick, Math.max(0, Math.floor(next - performance.now())));
-        };
-        signal.addEventListener('abort', () => {
-          if (timer !== undefined) {
-            clearTimeout(timer);
-            timer = undefined;
-            finish();
-          }
-        });
-        tick();
-      });
-    }
-  } finally {
-    flight.close();
-    clearInterval(ticker);
-    if (durationTimer !== undefined) clearTimeout(durationTimer);
+    this.#lastDone = rec.done;
+    this.#lastTick = now;
   }
-  // Requests still in flight at the deadline were waited for: the step's time includes that drain.
-  rec.endedAt = performance.now();
-  ctx.onTick?.(rec, false);
-  const measured = !warming;
-  return stopped !== undefined ? { rec, stopped, measured } : { rec, measured };
+
+  #closedLoop(): Promise<unknown> {
+    const users = this.plan.concurrency ?? 1;
+    return Promise.all(Array.from({ length: users }, (_, i) => this.#user(i, users)));
+  }
+
+  /**
+   * Virtual user i. A request that failed before a byte of it was sent (no file descriptor left, a refused
+   * connection) took no time on the network: without a pause the loop would run on promise callbacks alone and
+   * starve the event loop (no duration timer, no Ctrl-C, memory growing). So the user pauses, doubling from 1 ms
+   * up to MAX_BACKOFF_MS while such failures last.
+   */
+  async #user(i: number, users: number): Promise<void> {
+    const { plan, ctx } = this;
+    const delay = plan.rampMs !== undefined && i > 0 ? (i * plan.rampMs) / users : 0;
+    if (delay > 0) await sleep(delay, this.signal);
+    const limit = plan.requests !== undefined ? this.warmup + plan.requests : Infinity;
+    let backoff = 0;
+    while (!this.stopping && !this.signal.aborted) {
+      if (this.issued >= limit) return;
+      const measured = ++this.issued > this.warmup;
+      if (measured && this.warming) {
+        // The first measured request: the step's clock starts now.
+        this.warming = false;
+        this.rec.startedAt = this.now;
+        this.#startClock();
+      }
+      (measured ? this.rec : (this.warm as Recorder)).inFlight++;
+      const o = await exchange(ctx.target, ctx.next(), undefined, ctx.origin, this.flight);
+      this.#done(o, measured);
+      if (o.sent || o.cancelled === true) backoff = 0;
+      else {
+        backoff = Math.min(MAX_BACKOFF_MS, backoff === 0 ? 1 : backoff * 2);
+        await sleep(backoff, this.signal);
+      }
+    }
+  }
+
+  /**
+   * The open loop: arrivals on the schedule. At most `connections` requests are in flight; a later arrival waits
+   * (its scheduled start only) for one to end, and past MAX_WAITING waiting ones it is dropped. When the step ends,
+   * arrivals still waiting were never sent: dropped too.
+   */
+  #openLoop(): Promise<void> {
+    const { plan, ctx, rec } = this;
+    const gap = gaps(plan.arrival, plan.rate ?? 1, plan.seed);
+    const cap = plan.connections ?? Infinity;
+    const deadline = plan.durationMs !== undefined ? rec.startedAt + plan.durationMs : Infinity;
+    const waiting = new Waiting(MAX_WAITING);
+    // Requests not yet settled: a count, not a Set of their promises (a long-lived Set with an entry added and
+    // removed per request makes V8 promote garbage to the old generation, see Flight in exchange.ts).
+    let pending = 0;
+    let arrivals = 0;
+    let next = rec.startedAt;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let finished = false;
+    return new Promise<void>((resolve) => {
+      const settle = (): void => {
+        if (!finished) return;
+        if (this.stopping) rec.dropped += waiting.clear();
+        if (pending === 0 && waiting.size === 0) resolve();
+      };
+      const send = (t0: number): void => {
+        pending++;
+        rec.inFlight++;
+        void exchange(ctx.target, ctx.next(), t0, ctx.origin, this.flight).then(settled);
+      };
+      const settled = (o: Outcome): void => {
+        pending--;
+        this.#done(o, true);
+        if (!this.stopping && waiting.size > 0) send(waiting.shift());
+        settle();
+      };
+      const finish = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = undefined;
+        finished = true;
+        settle();
+      };
+      const tick = (): void => {
+        timer = undefined;
+        const now = this.now;
+        const max = plan.requests ?? Infinity;
+        while (!this.stopping && next <= now && next < deadline && arrivals < max) {
+          arrivals++;
+          if (pending < cap) send(next);
+          else if (!waiting.push(next)) rec.dropped++;
+          next += gap();
+        }
+        if (this.stopping || next >= deadline || arrivals >= max) finish();
+        else timer = setTimeout(tick, Math.max(0, Math.floor(next - this.now)));
+      };
+      this.signal.addEventListener('abort', finish, { once: true });
+      tick();
+    });
+  }
+}
+
+/** Scheduled starts waiting for a connection: a ring of numbers that grows up to `max` (then refuses). */
+class Waiting {
+  #ring = new Float64Array(1024);
+  #head = 0;
+  size = 0;
+  constructor(readonly max: number) {}
+
+  /** False when full: the arrival is dropped. */
+  push(t: number): boolean {
+    if (this.size === this.#ring.length) {
+      if (this.size >= this.max) return false;
+      const grown = new Float64Array(Math.min(this.max, this.size * 2));
+      for (let i = 0; i < this.size; i++) grown[i] = this.#ring[(this.#head + i) % this.size] as number;
+      this.#ring = grown;
+      this.#head = 0;
+    }
+    this.#ring[(this.#head + this.size) % this.#ring.length] = t;
+    this.size++;
+    return true;
+  }
+
+  shift(): number {
+    const t = this.#ring[this.#head] as number;
+    this.#head = (this.#head + 1) % this.#ring.length;
+    this.size--;
+    return t;
+  }
+
+  /** Empties the queue; returns how many it held. */
+  clear(): number {
+    const n = this.size;
+    this.size = 0;
+    this.#head = 0;
+    return n;
+  }
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

@@ -1,131 +1,206 @@
 /**
- * The JSON document of `gw load --json` / `--out` (schema `gw.load.v1`, documented in docs/load-report.md). Every
- * latency is in milliseconds; histograms are HdrHistogram compressed base64 in microseconds (histogram.ts), so
- * `gw load merge` adds runs exactly and a report renderer can redraw any percentile.
+ * The JSON document of `gw load --json` / `--out` (schema `gw.load.v1`, documented in docs/load-report.md), declared
+ * once as zod schemas from which the types come: the report builders write these types, and every report read back
+ * (`gw load merge`, `compare`, `--baseline`) is parsed with the same schemas, so a damaged or hand-edited file is
+ * refused naming its field instead of being merged or compared as numbers it does not hold. Every latency is in
+ * milliseconds; histograms are HdrHistogram compressed base64 in microseconds (histogram.ts), so `gw load merge`
+ * adds runs exactly and a report renderer can redraw any percentile.
  */
-import type { Summary } from './histogram.js';
-import type { ApiCount, Metric, Second } from './recorder.js';
+import * as z from 'zod';
+import { LatencyHistogram } from './histogram.js';
 
 export const SCHEMA = 'gw.load.v1';
 
-/** One term of an SLO as checked. `actual` null = infinite (a failed request holds the percentile). */
-export interface SloCheck {
-  term: string;
-  actual: number | null;
-  pass: boolean;
+const count = z.number().int().nonnegative();
+const figure = z.number().nonnegative();
+
+/** Summary statistics of one histogram, in milliseconds (histogram.ts). */
+const summarySchema = z.object({
+  count,
+  mean: figure,
+  p50: figure,
+  p90: figure,
+  p95: figure,
+  p99: figure,
+  p999: figure,
+  max: figure,
+});
+
+/** An HdrHistogram in compressed base64 (`""` when empty), checked by decoding it. */
+const histogramSchema = z.string().refine(
+  (text) => {
+    if (text === '') return true;
+    try {
+      LatencyHistogram.decode(text);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'is not an HdrHistogram in compressed base64' },
+);
+
+function byMetric<K extends string, T extends z.ZodType>(keys: readonly K[], value: T) {
+  return z.object(Object.fromEntries(keys.map((k) => [k, value])) as Record<K, T>);
 }
 
-/** One step of a run (a run without --sweep has one). */
-export interface StepReport {
-  label: string;
-  mode: 'closed' | 'open';
-  concurrency?: number;
-  rate?: number;
-  duration_s: number;
-  requests: number;
-  ok: number;
-  errors: number;
-  /** In flight when the run was interrupted or stopped early: not counted anywhere else. */
-  cancelled: number;
-  error_rate: number;
-  errors_by_code: Record<string, number>;
-  statuses: Record<string, number>;
-  apis: Record<string, ApiCount>;
-  requests_per_s: number;
-  ok_per_s: number;
-  /** Requests meeting every latency threshold of --slo, per second (all successes when no --slo). */
-  good: number;
-  goodput_per_s: number;
-  output_tokens: number;
-  output_tokens_per_s: number;
-  /** Successful text requests whose answer reported no usage (their tokens are unknown, never guessed). */
-  usage_missing: number;
-  /** Open loop: how far starts fell behind their schedule. */
-  schedule: { late: number; late_share: number; lag_p99_ms: number; lag_max_ms: number; behind: boolean };
-  latency_ms: Record<Metric, Summary>;
-  /** [percentile, ms] points of each distribution, for charts. */
-  cdf_ms: Record<'e2e' | 'ttft' | 'itl' | 'tpot', Array<[number, number]>>;
-  histograms: Record<Metric, string>;
-  /** Completions per second of the step (by completion time). */
-  timeline: Second[];
-  slo?: { pass: boolean; checks: SloCheck[] };
-  /** `--api video` only: the figures of the video tasks (requests/ok/errors above count the tasks). */
-  video?: VideoFigures;
-}
+const METRIC_KEYS = ['e2e', 'ttft', 'itl', 'tpot', 'e2e_failed', 'lag'] as const;
+const CDF_KEYS = ['e2e', 'ttft', 'itl', 'tpot'] as const;
+
+/** One term of an SLO as checked. `actual` null = infinite (a failed request holds the percentile). */
+const sloCheckSchema = z.object({ term: z.string(), actual: z.number().nullable(), pass: z.boolean() });
+
+const secondSchema = z.object({ t: count, done: count, ok: count, errors: count, output_tokens: count });
 
 /** The video figures' histograms (create, queue wait, completion, download in ms; throughput in kB/s). */
 export const VIDEO_METRICS = ['create', 'queue_wait', 'completion', 'download', 'download_mbps'] as const;
 export type VideoMetric = (typeof VIDEO_METRICS)[number];
 
 /** The video figures of a step of `gw load --api video`. */
-export interface VideoFigures {
-  model: string;
-  seconds: number;
-  resolution: string;
+const videoFiguresSchema = z.object({
+  model: z.string(),
+  seconds: figure,
+  resolution: z.string(),
   /** Tasks the gateway accepted (each journaled before it was polled). */
-  created: number;
+  created: count,
   /** Tasks that ended completed/success and whose result downloaded. */
-  completed: number;
-  failed: number;
-  cancelled: number;
+  completed: count,
+  failed: count,
+  cancelled: count,
   /** Terminal states seen, by name. */
-  states: Record<string, number>;
+  states: z.record(z.string(), count),
   /** The ids of the created tasks. */
-  ids: string[];
-  download_bytes: number;
+  ids: z.array(z.string()),
+  download_bytes: count,
   /** Estimated spend at list price of the created tasks (plus creates left in doubt). */
-  spend: {
-    currency: string;
-    estimated: number;
-    unit_price: number;
-    budget: number;
-    stopped_by_budget: boolean;
-  };
+  spend: z.object({
+    currency: z.string(),
+    estimated: figure,
+    unit_price: figure,
+    budget: figure,
+    stopped_by_budget: z.boolean(),
+  }),
   /** The queue wait is known to within this interval. */
-  poll_interval_ms: number;
-  latency_ms: Record<'create' | 'queue_wait' | 'completion' | 'download', Summary>;
+  poll_interval_ms: figure,
+  latency_ms: byMetric(['create', 'queue_wait', 'completion', 'download'] as const, summarySchema),
   /** Download throughput per item, in MB/s (10^6 bytes). */
-  download_mb_per_s: Summary;
+  download_mb_per_s: summarySchema,
   /** HdrHistogram compressed base64: durations in µs; download_mbps in kB/s. */
-  histograms: Record<VideoMetric, string>;
-}
+  histograms: byMetric(VIDEO_METRICS, histogramSchema),
+});
+
+/** One step of a run (a run without --sweep has one). */
+const stepReportSchema = z.object({
+  label: z.string(),
+  mode: z.enum(['closed', 'open']),
+  concurrency: count.optional(),
+  rate: figure.optional(),
+  duration_s: figure,
+  requests: count,
+  ok: count,
+  errors: count,
+  /** In flight when the step ended (its duration, Ctrl-C, an early stop): aborted, counted nowhere else. */
+  cancelled: count,
+  error_rate: z.number().min(0).max(1),
+  errors_by_code: z.record(z.string(), count),
+  statuses: z.record(z.string(), count),
+  apis: z.record(z.string(), z.object({ requests: count, ok: count, errors: count })),
+  requests_per_s: figure,
+  ok_per_s: figure,
+  /** Requests meeting every latency threshold of --slo, per second (all successes when no --slo). */
+  good: count,
+  goodput_per_s: figure,
+  output_tokens: count,
+  output_tokens_per_s: figure,
+  /** Successful text requests whose answer reported no usage (their tokens are unknown, never guessed). */
+  usage_missing: count,
+  /**
+   * Open loop: how far starts fell behind their schedule, and arrivals never sent (`dropped`: past the cap of
+   * requests waiting for a connection, or still waiting when the step ended; absent from reports before it).
+   */
+  schedule: z.object({
+    late: count,
+    late_share: figure,
+    lag_p99_ms: figure,
+    lag_max_ms: figure,
+    behind: z.boolean(),
+    dropped: count.default(0),
+  }),
+  latency_ms: byMetric(METRIC_KEYS, summarySchema),
+  /** [percentile, ms] points of each distribution, for charts. */
+  cdf_ms: byMetric(CDF_KEYS, z.array(z.tuple([z.number(), z.number()]))),
+  histograms: byMetric(METRIC_KEYS, histogramSchema),
+  /** Completions per second of the step (by completion time). */
+  timeline: z.array(secondSchema),
+  slo: z.object({ pass: z.boolean(), checks: z.array(sloCheckSchema) }).optional(),
+  /** `--api video` only: the figures of the video tasks (requests/ok/errors above count the tasks). */
+  video: videoFiguresSchema.optional(),
+});
+
+const sweepPointSchema = z.object({ index: count, value: figure });
 
 /** A sweep's curve. */
-export interface SweepReport {
-  parameter: 'concurrency' | 'rate';
-  points: Array<{
-    value: number;
-    throughput_rps: number;
-    latency_p50_ms: number;
-    latency_p95_ms: number;
-    ttft_p95_ms: number;
-    error_rate: number;
-  }>;
-  knee: { index: number; value: number } | null;
+const sweepReportSchema = z.object({
+  parameter: z.enum(['concurrency', 'rate']),
+  points: z.array(
+    z.object({
+      value: figure,
+      throughput_rps: figure,
+      latency_p50_ms: figure,
+      latency_p95_ms: figure,
+      ttft_p95_ms: figure,
+      error_rate: figure,
+    }),
+  ),
+  knee: sweepPointSchema.nullable(),
   /** The heaviest step meeting --slo (null without --slo or when none does). */
-  best_within_slo: { index: number; value: number } | null;
-}
+  best_within_slo: sweepPointSchema.nullable(),
+});
 
 /** The whole document. */
-export interface RunReport {
-  schema: typeof SCHEMA;
-  created_at: string;
-  gw_version: string;
+export const runReportSchema = z.object({
+  schema: z.literal(SCHEMA),
+  created_at: z.string(),
+  gw_version: z.string(),
   /** Origin of the gateway (never the token). */
-  target: string;
+  target: z.string(),
   /** Runs merged into this one (1 for a single machine). */
-  machines: number;
+  machines: z.number().int().positive(),
   /**
    * Unix time (ms, to the microsecond) of the run's origin: the `start_ms` of each `--csv` row is relative to it,
    * so a request's start can be lined up with a gateway's logs. Absent from merged reports.
    */
-  origin_unix_ms?: number;
-  config: Record<string, unknown>;
-  interrupted: boolean;
+  origin_unix_ms: figure.optional(),
+  config: z.record(z.string(), z.unknown()),
+  interrupted: z.boolean(),
   /** Why the run or sweep ended early (`stop-on: errors>5%`, `saturation`), or null. */
-  stopped: string | null;
-  warnings: string[];
-  steps: StepReport[];
-  sweep: SweepReport | null;
-  slo: { expr: string; pass: boolean } | null;
+  stopped: z.string().nullable(),
+  warnings: z.array(z.string()),
+  steps: z.array(stepReportSchema),
+  sweep: sweepReportSchema.nullable(),
+  slo: z.object({ expr: z.string(), pass: z.boolean() }).nullable(),
+});
+
+export type SloCheck = z.infer<typeof sloCheckSchema>;
+export type VideoFigures = z.infer<typeof videoFiguresSchema>;
+export type StepReport = z.infer<typeof stepReportSchema>;
+export type SweepReport = z.infer<typeof sweepReportSchema>;
+export type RunReport = z.infer<typeof runReportSchema>;
+
+/**
+ * Reads a parsed JSON document as a load report: the report, or the first field that breaks the schema and the
+ * rule it breaks.
+ */
+export function checkReport(
+  doc: unknown,
+): { ok: true; report: RunReport } | { ok: false; field: string; rule: string } {
+  const r = runReportSchema.safeParse(doc);
+  if (r.success) return { ok: true, report: r.data };
+  const issue = r.error.issues[0];
+  const field = issue === undefined || issue.path.length === 0 ? '(the document)' : fieldPath(issue.path);
+  return { ok: false, field, rule: issue?.message ?? 'is invalid' };
+}
+
+function fieldPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('');
 }

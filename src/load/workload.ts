@@ -4,7 +4,6 @@
  * messages carry usage in their final events anyway). Bodies are checked once against the contract schemas before
  * the run (exit 2 on a violation, unless --no-validate). Bodies are serialised once per prompt and reused.
  */
-import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import {
@@ -69,53 +68,38 @@ export function generatedPrompts(words: number, count = 64): Prompt[] {
 const MAX_PROMPTS = 100_000;
 
 /**
- * Reads `--prompts <file.jsonl>`: one JSON value per line, either a string or `{"prompt": "…", "max_tokens"?: n}`.
- * Blank lines are skipped; a bad line exits 2 naming its number.
+ * Parses the text of `--prompts <file.jsonl>`: one JSON value per line, either a string or
+ * `{"prompt": "…", "max_tokens"?: n}`. Blank lines are skipped; a bad line is a UsageError naming its number.
  */
-export function readPrompts(path: string): Prompt[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UsageError(
-      `--prompts: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-      {
-        field: '--prompts',
-      },
-    );
-  }
+export function parsePrompts(text: string, path: string): Prompt[] {
   const out: Prompt[] = [];
   const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
+  for (let i = 0; i < lines.length && out.length < MAX_PROMPTS; i++) {
     const line = (lines[i] as string).trim();
-    if (line === '') continue;
-    const where = `--prompts: ${path} line ${i + 1}`;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      throw new UsageError(`${where}: not JSON (each line is "text" or {"prompt": "text"})`, {
-        field: '--prompts',
-      });
-    }
-    if (typeof v === 'string') out.push({ text: v });
-    else if (v !== null && typeof v === 'object' && typeof (v as { prompt?: unknown }).prompt === 'string') {
-      const o = v as { prompt: string; max_tokens?: unknown };
-      const p: Prompt = { text: o.prompt };
-      if (o.max_tokens !== undefined) {
-        if (typeof o.max_tokens !== 'number' || !Number.isInteger(o.max_tokens) || o.max_tokens < 1) {
-          throw new UsageError(`${where}: max_tokens must be a positive integer`, { field: '--prompts' });
-        }
-        p.maxTokens = o.max_tokens;
-      }
-      out.push(p);
-    } else {
-      throw new UsageError(`${where}: needs a string or {"prompt": "text"}`, { field: '--prompts' });
-    }
-    if (out.length >= MAX_PROMPTS) break;
+    if (line !== '') out.push(promptOf(line, `--prompts: ${path} line ${i + 1}`));
   }
   if (out.length === 0) throw new UsageError(`--prompts: ${path} holds no prompt`, { field: '--prompts' });
   return out;
+}
+
+function promptOf(line: string, where: string): Prompt {
+  const bad = (rule: string): never => {
+    throw new UsageError(`${where}: ${rule}`, { field: '--prompts' });
+  };
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return bad('not JSON (each line is "text" or {"prompt": "text"})');
+  }
+  if (typeof v === 'string') return { text: v };
+  if (v === null || typeof v !== 'object' || typeof (v as { prompt?: unknown }).prompt !== 'string')
+    return bad('needs a string or {"prompt": "text"}');
+  const o = v as { prompt: string; max_tokens?: unknown };
+  if (o.max_tokens === undefined) return { text: o.prompt };
+  if (typeof o.max_tokens !== 'number' || !Number.isInteger(o.max_tokens) || o.max_tokens < 1)
+    return bad('max_tokens must be a positive integer');
+  return { text: o.prompt, maxTokens: o.max_tokens };
 }
 
 /** The body of one request. */

@@ -89,7 +89,8 @@ describe('gw load --api video against the simulator', () => {
     const human = await runGw([...V, '--requests', '5', '--budget', `${budget}CNY`], {
       env: { ...isolatedDirs(), ...sim.env },
     });
-    expect(human.stdout).toMatch(new RegExp(`spend:\\s+CNY ${(2 * PRICE).toFixed(2)} estimated`));
+    // Off a terminal the summary is beside the table, on stderr.
+    expect(human.stderr).toMatch(new RegExp(`spend:\\s+CNY ${(2 * PRICE).toFixed(2)} estimated`));
     expect(human.stdout).toMatch(/queue wait/);
   });
 

@@ -138,7 +138,7 @@ function loadStep(r: () => number, requests: number, concurrency: number, capaci
     output_tokens: ok * 64,
     output_tokens_per_s: perSec(ok * 64),
     usage_missing: 0,
-    schedule: { late: 0, late_share: 0, lag_p99_ms: 0, lag_max_ms: 0, behind: false },
+    schedule: { late: 0, late_share: 0, lag_p99_ms: 0, lag_max_ms: 0, behind: false, dropped: 0 },
     latency_ms: {
       e2e: e2e.summary(),
       ttft: ttft.summary(),

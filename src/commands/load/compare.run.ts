@@ -1,7 +1,10 @@
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
+import { compareReports } from '../../load/compare.js';
 import type { loadCompareFlags } from './compare.js';
-import { parentFlags } from './shared.js';
+import { DEFAULT_TOLERANCE } from './flags.js';
+import { printComparison } from './print.js';
+import { readReport } from './reports.js';
 
 /** `gw load compare`. */
 export default async function compare(
@@ -10,11 +13,9 @@ export default async function compare(
   basePath: string,
   newPath: string,
 ): Promise<number> {
-  const { readReport } = await import('../../load/run.js');
-  const { parseTolerance } = await import('../../load/options.js');
-  const { compareReports, renderComparison } = await import('../../load/compare.js');
-  const tolerance = parseTolerance(opts.tolerance ?? parentFlags(ctx).tolerance);
-  const c = compareReports(readReport(basePath, '<base.json>'), readReport(newPath, '<new.json>'), tolerance);
-  await renderComparison(ctx, c);
+  const base = await readReport(basePath, '<base.json>', ctx.signal);
+  const next = await readReport(newPath, '<new.json>', ctx.signal);
+  const c = compareReports(base, next, opts.tolerance ?? DEFAULT_TOLERANCE);
+  await printComparison(ctx, c);
   return c.pass ? 0 : 1;
 }

@@ -1,136 +1,11 @@
 import type { Command } from 'commander';
-import * as z from 'zod';
 import type { Runtime } from '../../cli/context.js';
-import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
+import { defineVerb, verbCommand } from '../../cli/verb.js';
+import { loadFlags } from './flags.js';
 import { loadCompareVerb } from './compare.js';
 import { loadMergeVerb } from './merge.js';
 
-// Values stay text here: src/load checks them (parseLoadFlags) with their own messages.
-/** The flags of an `--api video` run, which `load merge` also takes (to check the runs it merges agree). */
-export const videoFlags = {
-  seconds: flag(z.string().optional(), {
-    flag: '--seconds <n>',
-    help: "--api video: length of each video (default: the model's minimum)",
-  }),
-  resolution: flag(z.string().optional(), {
-    flag: '--resolution <res>',
-    help: '--api video: 720p (default) or 1080p',
-  }),
-  pollInterval: flag(z.string().optional(), {
-    flag: '--poll-interval <dur>',
-    help: '--api video: fixed poll interval, the queue wait resolution (default 500ms)',
-  }),
-  videoTimeout: flag(z.string().optional(), {
-    flag: '--video-timeout <dur>',
-    help: '--api video: give up on a task after this long (default 30m)',
-  }),
-};
-
-export const loadFlags = z.object({
-  model: flag(z.string().optional(), {
-    flag: '-m, --model <model>',
-    help: 'model to load (see `gw models`)',
-  }),
-  api: flag(z.string().optional(), {
-    flag: '--api <api>',
-    help: 'chat | responses | messages | embeddings (default chat) | video (needs --budget)',
-  }),
-  mix: flag(z.string().optional(), {
-    flag: '--mix <spec>',
-    help: 'several apis by weight: chat=3,messages=1,embeddings@text-embedding-v4=1',
-  }),
-  stream: flag(z.boolean().optional(), {
-    flag: '--stream',
-    help: 'stream answers (default; needed for time to first token)',
-    negate: 'ask for whole answers',
-  }),
-  concurrency: flag(z.string().optional(), {
-    flag: '--concurrency <n>',
-    help: 'closed loop: n requests in flight (default 10)',
-  }),
-  rate: flag(z.string().optional(), {
-    flag: '--rate <req/s>',
-    help: 'open loop: arrivals per second, whatever the answers do',
-  }),
-  arrival: flag(z.string().optional(), {
-    flag: '--arrival <kind>',
-    help: 'open-loop gaps: poisson (default) | constant | gamma:<cv>',
-  }),
-  duration: flag(z.string().optional(), {
-    flag: '--duration <dur>',
-    help: 'length of each step, e.g. 30s, 2m (default 30s)',
-  }),
-  requests: flag(z.string().optional(), {
-    flag: '--requests <n>',
-    help: 'end each step after n requests instead of a duration',
-  }),
-  sweep: flag(z.string().optional(), {
-    flag: '--sweep <spec>',
-    help: 'one step per value: concurrency=1,2,4,8 or rate=10,20,40',
-  }),
-  warmup: flag(z.string().optional(), {
-    flag: '--warmup <n>',
-    help: 'send n requests first and leave them out of every figure (default 0)',
-  }),
-  connections: flag(z.string().optional(), {
-    flag: '--connections <n>',
-    help: 'open loop: most connections to open (default 4096); requests beyond wait for one, their wait counted',
-  }),
-  rampUp: flag(z.string().optional(), {
-    flag: '--ramp-up <dur>',
-    help: 'closed loop: start the users evenly over this long, e.g. 2s (default: all at once)',
-  }),
-  promptWords: flag(z.string().optional(), {
-    flag: '--prompt-words <n>',
-    help: 'words per generated prompt (default 32)',
-  }),
-  maxTokens: flag(z.string().optional(), {
-    flag: '--max-tokens <n>',
-    help: 'output token limit per request (default 64)',
-  }),
-  prompts: flag(z.string().optional(), {
-    flag: '--prompts <file.jsonl>',
-    help: 'prompts, one per line: "text" or {"prompt": "text", "max_tokens": n}',
-  }),
-  slo: flag(z.string().optional(), {
-    flag: '--slo <expr>',
-    help: "pass mark, e.g. 'ttft.p95<800ms,e2e.p99<10s,errors<1%' (exit 1 when missed)",
-  }),
-  stopOn: flag(z.string().optional(), {
-    flag: '--stop-on <expr>',
-    help: "end the run or sweep early, e.g. 'errors>5%' or saturation",
-  }),
-  budget: flag(z.array(z.string()).optional(), {
-    flag: '--budget <amount><cur>',
-    help: 'cap on the list price of created videos, e.g. 20CNY (repeatable, one per currency; --api video)',
-    repeat: 'collect',
-  }),
-  ...videoFlags,
-  out: flag(z.string().optional(), {
-    flag: '--out <file.json>',
-    help: 'write the report (JSON, with histograms) to a file',
-  }),
-  csv: flag(z.string().optional(), {
-    flag: '--csv <file>',
-    help: 'write one CSV row per request (timings, status, error code, request id)',
-  }),
-  html: flag(z.string().optional(), {
-    flag: '--html <file>',
-    help: 'write a self-contained HTML report (CDFs, histograms, requests/s, sweep curve)',
-  }),
-  baseline: flag(z.string().optional(), {
-    flag: '--baseline <file.json>',
-    help: 'compare with an earlier report; exit 1 on a regression',
-  }),
-  tolerance: flag(z.string().optional(), {
-    flag: '--tolerance <pct>',
-    help: 'with --baseline: allowed regression (default 10%)',
-  }),
-  seed: flag(z.string().optional(), {
-    flag: '--seed <n>',
-    help: 'seed of the arrival schedule and the mix (default 1)',
-  }),
-});
+export { loadFlags } from './flags.js';
 
 /** `gw load`: latency and throughput of the gateway under load. */
 export const loadVerb = defineVerb<typeof loadFlags>({
@@ -140,10 +15,18 @@ export const loadVerb = defineVerb<typeof loadFlags>({
   notes: `Closed loop (--concurrency n): n requests in flight, each sent when the previous one ended; latency is
 measured from the moment the request is written on its connection (opening connections is --warmup's job, not a
 latency). Open loop (--rate r): arrivals on a schedule whatever the answers do; every latency is measured from the
-request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so, with
-the connections it had open (one is opened for each request that finds none free, up to --connections, default
-4096: at thousands of requests per second a cold start can open thousands; --warmup opens them before measuring,
---connections caps them, and a request that finds none free past the cap waits for one, its wait counted).
+request's scheduled start (no coordinated omission) and a run whose client fell behind its schedule says so. At most
+--connections requests (default 4096, a connection each) are in flight; a later arrival waits for one to end (its
+wait counted as lag), and past 100000 waiting arrivals it is dropped: never sent, counted in the schedule figures,
+so a gateway that stops answering costs memory in the connections, not in the rate. --warmup opens the connections
+before measuring.
+
+A step ends at its --duration: requests still in flight are aborted and counted as cancelled (a gateway that never
+answers cannot hold the run), and arrivals still waiting are counted as dropped. Requests go through the same
+connection settings as every command: --timeout (the wait for the answer's headers and each gap in its body),
+--ca-file, HTTPS_PROXY/HTTP_PROXY/NO_PROXY, the token only to the gateway's origin, redirects never followed. A
+request that fails before a byte is sent (no file descriptor left: ulimit -n) pauses its user, doubling up to
+250 ms, and the report says "open-files limit reached".
 
 Warm-up and ramp-up: in the closed loop, --warmup's requests are the first step's own first requests, sent by the
 same users and left out of every figure; the step's clock (and --duration) starts with the first measured request.
@@ -181,8 +64,11 @@ created so far plus one would pass it; the report shows the estimated spend. Not
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
 
-Output: a summary and latency table per step on stdout; --json prints the report (schema gw.load.v1: counts,
-errors by code, percentiles, CDF points, HdrHistogram histograms, a per-second timeline, the sweep and its knee).
+Output: the latency table on stdout, with a summary per step beside it (on stdout on a terminal; off a terminal on
+stderr, so a pipe gets only the TSV table); --json prints the report (schema gw.load.v1: counts, errors by code,
+percentiles, CDF points, HdrHistogram histograms, a per-second timeline, the sweep and its knee). --slo shows each
+term's measured value with its unit. --csv writes one row per request; a text cell that begins with =, +, -, @, a
+tab or a CR gets a leading ' (OWASP's rule), so a spreadsheet never runs it as a formula.
 Exit codes: 0 ok · 1 SLO missed, baseline regressed, or no request succeeded · 2 bad flags (nothing sent)
 · 3 no base URL/token, or the gateway answered 401/403 · 130 interrupted (after the partial report).`,
   examples: [

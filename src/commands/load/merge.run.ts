@@ -1,8 +1,10 @@
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
-import type { CommandLike } from '../../report/index.js';
+import { checkReportPath, writeReportFile } from '../../report/output.js';
 import type { loadMergeFlags } from './merge.js';
-import { parentFlags } from './shared.js';
+import { printReport } from './print.js';
+import { readReport } from './reports.js';
+import { commandOf } from './shared.js';
 
 /** `gw load merge`. */
 export default async function merge(
@@ -10,17 +12,17 @@ export default async function merge(
   opts: Flags<typeof loadMergeFlags>,
   paths: string[],
 ): Promise<void> {
-  const htmlFile = opts.html ?? parentFlags(ctx).html;
-  const html = htmlFile !== undefined ? await import('../../report/index.js') : undefined;
-  const cmd = (ctx.command?.parent ?? ctx.command) as CommandLike;
-  const write = html?.htmlReport(htmlFile as string, cmd, html.loadHtml, ctx.redactor);
-  const { readReport, printReport } = await import('../../load/run.js');
+  const html = opts.html !== undefined ? await import('../../report/index.js') : undefined;
+  const cmd = commandOf(ctx).parent ?? commandOf(ctx);
+  const write = html?.htmlReport(opts.html as string, cmd, html.loadHtml, ctx.redactor);
+  if (opts.out !== undefined) checkReportPath(opts.out, 'out');
   const { mergeReports } = await import('../../load/merge.js');
-  const { checkReportPath, writeReportFile } = await import('../../report/output.js');
-  const out = opts.out ?? parentFlags(ctx).out;
-  if (out !== undefined) checkReportPath(out, 'out');
-  const merged = mergeReports(paths.map((path) => ({ path, report: readReport(path, 'run.json') })));
-  if (out !== undefined) await writeReportFile(out, `${JSON.stringify(merged)}\n`, 'the merged report');
+  const reports = await Promise.all(
+    paths.map(async (path) => ({ path, report: await readReport(path, 'run.json', ctx.signal) })),
+  );
+  const merged = mergeReports(reports);
+  if (opts.out !== undefined)
+    await writeReportFile(opts.out, `${JSON.stringify(merged)}\n`, 'the merged report');
   await write?.(merged, merged.target);
   await ctx.out.result(merged, (m) => printReport(ctx, m));
 }

@@ -1,9 +1,7 @@
 import * as z from 'zod';
 import { defineVerb, flag } from '../../cli/verb.js';
-import { videoFlags } from './index.js';
 
 export const loadMergeFlags = z.object({
-  ...videoFlags,
   out: flag(z.string().optional(), { flag: '--out <file.json>', help: 'write the merged report to a file' }),
   html: flag(z.string().optional(), {
     flag: '--html <file>',
@@ -17,8 +15,12 @@ export const loadMergeVerb = defineVerb<typeof loadMergeFlags, [string[]]>({
   description: 'exact merge of reports of the same test run from several machines',
   args: [{ name: '<run.json...>', help: 'reports written by gw load --out' }],
   flags: loadMergeFlags,
+  // `gw load --out all.json merge a.json b.json`: written before `merge`, commander gives them to `gw load`.
+  inherit: ['out', 'html'],
   notes: `Steps are matched by position and label; counts add up, histograms add bucket by bucket (percentiles of all
 requests, not averages of percentiles), and each step's duration is the longest of its parts (the machines ran side
-by side), so rates add up. Prints the merged summary (or the report with --json).`,
+by side), so rates add up. The same report given twice (the same file, or a copy of it) is refused: it would count
+every request twice. A file that is not a complete gw load report is exit 2 naming the file and the field. Prints
+the merged summary (or the report with --json).`,
   handler: () => import('./merge.run.js'),
 });

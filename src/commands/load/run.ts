@@ -1,24 +1,189 @@
+/**
+ * `gw load`: the verb around the engine (load/run.ts, load/video.ts). Everything that can refuse the run is
+ * checked before anything is sent (the flags by their schema; here the output paths, the baseline and the prompts
+ * file); then the engine runs with the client, Ctrl-C's signal and sinks for the live line and the CSV rows, and
+ * the verb writes --out, --html and prints. Exit codes: 130 when interrupted (after the partial report), 1 when
+ * the SLO was missed, the baseline regressed, or no request succeeded, else 0.
+ */
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
-import type { LoadFlags } from '../../load/options.js';
+import { ExitCode } from '../../core/errors.js';
+import { LOCAL_LIMITS, readLocalFile } from '../../core/local-file.js';
+import { minVideoSecondsFor } from '../../contract/video.js';
+import { compareReports } from '../../load/compare.js';
+import type { LoadPlanInput } from '../../load/plan.js';
+import type { RunReport } from '../../load/schema.js';
+import { VIDEO_DEFAULTS, VIDEO_PROMPT, type VideoPlan } from '../../load/video.js';
+import { parsePrompts, type Prompt, type TextApi } from '../../load/workload.js';
+import { checkReportPath, writeReportFile } from '../../report/output.js';
+import { CsvFile } from './csv.js';
+import { DEFAULT_TOLERANCE } from './flags.js';
 import type { loadFlags } from './index.js';
+import { LiveLine } from './live.js';
+import { printComparison, printReport } from './print.js';
+import { readReport } from './reports.js';
 import { commandOf } from './shared.js';
 
+type LoadFlags = Flags<typeof loadFlags>;
+
+/** What the run writes besides stdout, each checked before anything is sent. */
+interface Outputs {
+  out: string | undefined;
+  html: ((r: RunReport) => Promise<void>) | undefined;
+}
+
+async function outputs(ctx: Context, f: LoadFlags): Promise<Outputs> {
+  const out = f.out !== undefined ? checkReportPath(f.out, 'out') : undefined;
+  if (f.html === undefined) return { out, html: undefined };
+  const h = await import('../../report/index.js');
+  const write = h.htmlReport(f.html, commandOf(ctx), h.loadHtml, ctx.redactor);
+  return { out, html: (r) => write(r, r.target) };
+}
+
+/** Writes the report files and prints the report (JSON with --json) after its warnings. */
+async function deliver(ctx: Context, o: Outputs, report: RunReport): Promise<void> {
+  if (o.out !== undefined) await writeReportFile(o.out, `${JSON.stringify(report)}\n`, 'the load report');
+  await o.html?.(report);
+  for (const w of report.warnings) ctx.out.warn(w);
+  await ctx.out.result(report, (r) => printReport(ctx, r));
+}
+
+/** The prompts of --prompts (read with the size cap and Ctrl-C of every local input), if given. */
+async function prompts(ctx: Context, path: string | undefined): Promise<Prompt[] | undefined> {
+  if (path === undefined) return undefined;
+  const bytes = await readLocalFile(path, {
+    flag: '--prompts',
+    field: '--prompts',
+    limit: LOCAL_LIMITS.body,
+    signal: ctx.signal,
+  });
+  return parsePrompts(bytes.toString('utf8'), path);
+}
+
 /** `gw load`. */
-export default async function load(ctx: Context, parsed: Flags<typeof loadFlags>): Promise<number | void> {
-  // The schema leaves absent flags out (never `key: undefined`), which is what LoadFlags means.
-  const flags = parsed as LoadFlags;
-  const html = flags.html !== undefined ? await import('../../report/index.js') : undefined;
-  if (flags.api === 'video') {
-    const { runVideoLoad, parseVideoFlags } = await import('../../load/video.js');
-    // Flags first (exit 2 on a bad one), then the report's path: both before the first paid create.
-    const spec = parseVideoFlags(flags);
-    const write = html?.htmlReport(flags.html as string, commandOf(ctx), html.loadHtml, ctx.redactor);
-    return runVideoLoad(ctx, spec, write && ((r) => write(r, r.target)));
-  }
-  const { parseLoadFlags } = await import('../../load/options.js');
-  const spec = parseLoadFlags(flags);
+export default async function load(ctx: Context, f: LoadFlags): Promise<number> {
+  return f.api === 'video' ? loadVideo(ctx, f) : loadText(ctx, f);
+}
+
+function textPlan(f: LoadFlags, given: Prompt[] | undefined): LoadPlanInput {
+  // The schema leaves video to loadVideo: here the api is a text one.
+  const api = (f.api ?? 'chat') as TextApi;
+  return {
+    model: (f.model as string).trim(),
+    mix: f.mix ?? [{ api, weight: 1 }],
+    stream: f.stream,
+    concurrency: f.concurrency,
+    rate: f.rate,
+    arrival: f.arrival,
+    durationMs: f.duration,
+    requests: f.requests,
+    sweep: f.sweep,
+    warmup: f.warmup,
+    rampUpMs: f.rampUp,
+    connections: f.connections,
+    prompts: given,
+    promptWords: f.promptWords,
+    promptSource: f.prompts !== undefined ? `file ${f.prompts}` : undefined,
+    maxTokens: f.maxTokens,
+    slo: f.slo,
+    stopOn: f.stopOn,
+    seed: f.seed,
+  };
+}
+
+async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
+  const o = await outputs(ctx, f);
+  const baseline =
+    f.baseline !== undefined ? await readReport(f.baseline, '--baseline', ctx.signal) : undefined;
+  const plan = textPlan(f, await prompts(ctx, f.prompts));
+  const csv =
+    f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
+  const live = new LiveLine(ctx.out, ctx.progress.enabled);
   const { runLoad } = await import('../../load/run.js');
-  const write = html?.htmlReport(flags.html as string, commandOf(ctx), html.loadHtml, ctx.redactor);
-  return runLoad(ctx, spec, write && ((r) => write(r, r.target)));
+  let report: RunReport;
+  try {
+    report = await runLoad({
+      client: (need) => ctx.client({ connections: need.connections }),
+      plan,
+      signal: ctx.signal,
+      onProgress: (p) => live.update(p),
+      onRequest: csv !== undefined ? (step, x) => csv.write(step, x) : undefined,
+    });
+  } finally {
+    live.clear();
+    await csv?.close();
+  }
+  await deliver(ctx, o, report);
+  let code: number = report.slo?.pass === false ? ExitCode.failure : ExitCode.ok;
+  const { noSuccess } = await import('../../load/report.js');
+  const none = report.interrupted ? undefined : noSuccess(report);
+  if (none !== undefined) {
+    ctx.out.warn(none);
+    code = ExitCode.failure;
+  }
+  if (baseline !== undefined) {
+    const cmp = compareReports(baseline, report, f.tolerance ?? DEFAULT_TOLERANCE);
+    if (!ctx.globals.json) await printComparison(ctx, cmp);
+    else if (!cmp.pass)
+      ctx.out.warn(`regressed against the baseline: ${cmp.regressions.map((r) => r.what).join(', ')}`);
+    if (!cmp.pass) code = ExitCode.failure;
+  }
+  return ended(ctx, report, code);
+}
+
+/** 130 after the partial report of an interrupted run; else `code`. */
+function ended(ctx: Context, report: RunReport, code: number): number {
+  if (!report.interrupted) return code;
+  ctx.out.note('interrupted: the report above is partial');
+  return ExitCode.interrupted;
+}
+
+async function loadVideo(ctx: Context, f: LoadFlags): Promise<number> {
+  const model = (f.model as string).trim();
+  const o = await outputs(ctx, f);
+  const given = await prompts(ctx, f.prompts);
+  const plan: VideoPlan = {
+    model,
+    seconds: f.seconds ?? minVideoSecondsFor(model),
+    resolution: f.resolution ?? '720p',
+    concurrency: f.concurrency ?? VIDEO_DEFAULTS.concurrency,
+    requests: f.duration === undefined ? (f.requests ?? VIDEO_DEFAULTS.requests) : undefined,
+    durationMs: f.duration,
+    pollMs: f.pollInterval ?? VIDEO_DEFAULTS.pollMs,
+    videoTimeoutMs: f.videoTimeout ?? VIDEO_DEFAULTS.timeoutMs,
+    prompts: given?.map((p) => p.text) ?? [VIDEO_PROMPT],
+    budgets: f.budget ?? new Map(),
+  };
+  const { runVideoLoad, videoPricing } = await import('../../load/video.js');
+  const { price, budget } = videoPricing(plan);
+  const client = await ctx.client();
+  ctx.out.note(
+    `load: ${plan.seconds}s ${plan.resolution} ${model} videos at ${price.currency} ${price.amount.toFixed(2)} each (list price), budget ${budget.currency} ${budget.amount}`,
+  );
+  const journal = ctx.journal();
+  const report = await runVideoLoad({
+    client,
+    plan,
+    signal: ctx.signal,
+    onCreated: (v) => {
+      ctx.recordCreated(client, {
+        kind: 'video',
+        id: v.id,
+        model: v.model,
+        requestId: v.requestId,
+        state: v.state,
+      });
+      ctx.out.note(`created ${v.id}`);
+    },
+    onFinished: (id, state) => journal.update('video', id, state),
+  });
+  if (report.stopped === 'budget') ctx.out.warn('stopped creating: one more video would pass the budget');
+  await deliver(ctx, o, report);
+  const st = report.steps[0];
+  let code: number = ExitCode.ok;
+  if (!report.interrupted && st !== undefined && st.requests > 0 && st.ok === 0) {
+    ctx.out.warn('no video succeeded');
+    code = ExitCode.failure;
+  }
+  return ended(ctx, report, code);
 }

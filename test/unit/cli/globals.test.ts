@@ -128,9 +128,19 @@ describe('global flags written after the command name', () => {
 describe('gw load and its merge/compare: a flag both declare goes to the one written before', () => {
   it('compare --tolerance and merge --out after the subcommand are the subcommand’s own', async () => {
     const c = await parsed(['load', 'compare', 'a.json', 'b.json', '--tolerance', '5%']);
-    expect(c.flags.tolerance).toBe('5%');
+    expect(c.flags.tolerance).toBe(0.05);
     const m = await parsed(['load', 'merge', 'a.json', 'b.json', '--out', 'all.json']);
     expect(m.flags.out).toBe('all.json');
+  });
+
+  it("written before the subcommand's name, they are parsed by the subcommand's schema", async () => {
+    const c = await parsed(['load', '--tolerance', '5%', 'compare', 'a.json', 'b.json']);
+    expect(c.flags.tolerance).toBe(0.05);
+    const m = await parsed(['load', '--out', 'all.json', '--html', 'r.html', 'merge', 'a.json', 'b.json']);
+    expect(m.flags).toEqual({ out: 'all.json', html: 'r.html' });
+    await expect(parsed(['load', '--tolerance', 'lots', 'compare', 'a.json', 'b.json'])).rejects.toThrow(
+      /^--tolerance: "lots" must be a percentage/,
+    );
   });
 });
 

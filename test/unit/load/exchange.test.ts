@@ -1,7 +1,14 @@
-import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { exchange, Flight, MAX_ITL_GAPS, type Pending, type Target } from '../../../src/load/exchange.js';
+import { GatewayClient } from '../../../src/client/gateway-client.js';
+import {
+  exchange,
+  Flight,
+  MAX_ITL_GAPS,
+  type Pending,
+  type Sendable,
+  type Target,
+} from '../../../src/load/exchange.js';
 import { parseExpr, perRequestTerms } from '../../../src/load/expr.js';
 import { Recorder } from '../../../src/load/recorder.js';
 import type { Prepared } from '../../../src/load/workload.js';
@@ -12,6 +19,10 @@ import type { Prepared } from '../../../src/load/workload.js';
  */
 function scripted(clock: { now: number }, steps: Array<[number, (h: Dispatcher.DispatchHandler) => void]>) {
   return {
+    // The client composes its download dispatcher from this one at construction.
+    compose() {
+      return this;
+    },
     dispatch(_opts: unknown, handler: Dispatcher.DispatchHandler): boolean {
       queueMicrotask(() => {
         for (const [at, step] of steps) {
@@ -62,14 +73,26 @@ function recordingController(): { aborted: string[]; controller: Dispatcher.Disp
   return { aborted, controller };
 }
 
-const req: Prepared = { api: 'chat', stream: true, path: '/v1/chat/completions', body: Buffer.from('{}') };
+/** The clock every exchange of these tests reads (each scripted step sets it). */
+const clock = { now: 0 };
 
+/** The client's prepared request for a body (URL, headers, timeouts), as gw load sends it. */
+function sendable(p: Prepared): Sendable {
+  const client = new GatewayClient({ baseUrl: 'http://gateway.test', token: 'sk-test' });
+  return { ...p, request: client.prepare({ method: 'POST', path: p.path, json: true, stream: p.stream }) };
+}
+
+const req = sendable({ api: 'chat', stream: true, path: '/v1/chat/completions', body: Buffer.from('{}') });
+
+/** A client whose connection pool is the scripted dispatcher, and the tests' clock. */
 function target(dispatcher: Dispatcher): Target {
-  return { dispatcher, prefix: '', headers: { stream: {}, plain: {} }, timeoutMs: 60_000 };
+  return {
+    client: new GatewayClient({ baseUrl: 'http://gateway.test', token: 'sk-test', dispatcher }),
+    clock: { now: () => clock.now },
+  };
 }
 
 describe('gw load timing of one request', () => {
-  const clock = { now: 1000 };
   let flight: Flight | undefined;
   afterEach(() => {
     flight?.close();
@@ -77,8 +100,7 @@ describe('gw load timing of one request', () => {
   });
 
   it('closed loop: measures from the write of the request, not from its dispatch', async () => {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     clock.now = 1000; // dispatched at 1000; undici writes it at 1040 (its connection was busy until then)
     const o = await exchange(target(chatStream(1040, 1090, 1100, 1110)(clock)), req, undefined, 900, flight);
     expect(o.ok).toBe(true);
@@ -91,8 +113,7 @@ describe('gw load timing of one request', () => {
   });
 
   it('open loop: measures from the scheduled start and counts the late write as lag', async () => {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     clock.now = 1005; // scheduled at 1000, dispatched at 1005, written at 1040
     const o = await exchange(target(chatStream(1040, 1090, 1100, 1110)(clock)), req, 1000, 900, flight);
     expect(o.ok).toBe(true);
@@ -103,8 +124,7 @@ describe('gw load timing of one request', () => {
   });
 
   it('decodes a character split across two reads', async () => {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
     const bytes = Buffer.from(
       'data: {"choices":[{"index":0,"delta":{"content":"é"}}]}\n\ndata: {"usage":{"completion_tokens":1}}\n\ndata: [DONE]\n\n',
@@ -127,7 +147,6 @@ describe('gw load timing of one request', () => {
 });
 
 describe('gw load reading a whole (non-streamed) answer', () => {
-  const clock = { now: 0 };
   let flight: Flight | undefined;
   afterEach(() => {
     flight?.close();
@@ -135,8 +154,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
   });
 
   async function answer(status: number, body: string, split = false) {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
     const bytes = Buffer.from(body);
     const cut = split ? bytes.length >> 1 : bytes.length;
@@ -147,12 +165,12 @@ describe('gw load reading a whole (non-streamed) answer', () => {
       [3, (h) => (cut < bytes.length ? h.onResponseData?.(controller, bytes.subarray(cut)) : undefined)],
       [4, (h) => h.onResponseEnd?.(controller, {})],
     ]);
-    const plain: Prepared = {
+    const plain = sendable({
       api: 'chat',
       stream: false,
       path: '/v1/chat/completions',
       body: Buffer.from('{}'),
-    };
+    });
     return exchange(target(d), plain, undefined, 0, flight);
   }
 
@@ -198,10 +216,9 @@ describe('gw load reading a whole (non-streamed) answer', () => {
   });
 
   it('aborts the request on its connection when it is cancelled or its stream fails', async () => {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
     const { aborted, controller } = recordingController();
     // Written, then silence: Ctrl-C (Flight.abortAll) ends it as cancelled and aborts it.
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     const silent = scripted(clock, [[0, (h) => h.onRequestStart?.(controller, {})]]);
     const pending = exchange(target(silent), req, undefined, 0, flight);
     await new Promise((r) => setTimeout(r, 0));
@@ -215,7 +232,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
       [2, (h) => h.onResponseData?.(controller, Buffer.from('data: {"error":{"code":"overloaded"}}\n\n'))],
     ]);
     flight.close();
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     expect(await exchange(target(failing), req, undefined, 0, flight)).toMatchObject({
       ok: false,
       code: 'overloaded',
@@ -224,7 +241,6 @@ describe('gw load reading a whole (non-streamed) answer', () => {
   });
 
   it('refuses an endless stream line or event (response_too_large) and stops reading it', async () => {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
     const { aborted, controller } = recordingController();
     const line = Buffer.from(`data: ${'x'.repeat(1 << 20)}\n`);
     const endless = (chunk: Buffer) => {
@@ -238,7 +254,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
     };
     for (const chunk of [line, Buffer.from('x'.repeat(1 << 20))]) {
       flight?.close();
-      flight = new Flight(60_000, new AbortController().signal);
+      flight = new Flight(new AbortController().signal);
       const o = await exchange(target(endless(chunk)), req, undefined, 0, flight);
       expect(o).toMatchObject({ ok: false, code: 'response_too_large' });
     }
@@ -246,7 +262,6 @@ describe('gw load reading a whole (non-streamed) answer', () => {
   });
 
   it('keeps at most MAX_ITL_GAPS gaps of a runaway stream, and its largest gap still decides goodput', async () => {
-    vi.spyOn(performance, 'now').mockImplementation(() => clock.now);
     const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
     const n = MAX_ITL_GAPS + 100;
     const steps: Array<[number, (h: Dispatcher.DispatchHandler) => void]> = [
@@ -261,7 +276,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
     }
     steps.push([t + 1, (h) => h.onResponseData?.(controller, Buffer.from('data: [DONE]\n\n'))]);
     steps.push([t + 2, (h) => h.onResponseEnd?.(controller, {})]);
-    flight = new Flight(60_000, new AbortController().signal);
+    flight = new Flight(new AbortController().signal);
     const o = await exchange(target(scripted(clock, steps)), req, undefined, 0, flight);
     expect(o.ok).toBe(true);
     expect(o.itlMs).toHaveLength(MAX_ITL_GAPS);
@@ -285,14 +300,9 @@ describe('gw load Flight (the requests in flight of a step)', () => {
     vi.restoreAllMocks();
   });
 
-  /** A request that leaves the flight when it expires or is cancelled, as an exchange does. */
-  function request(flight: Flight, name: string, deadline: number, log: string[]) {
+  /** A request that leaves the flight when it is cancelled, as an exchange does. */
+  function request(flight: Flight, name: string, log: string[]) {
     const p: Pending = {
-      deadline,
-      expire() {
-        log.push(`expire ${name}`);
-        flight.delete(p);
-      },
       cancel() {
         log.push(`cancel ${name}`);
         flight.delete(p);
@@ -302,10 +312,10 @@ describe('gw load Flight (the requests in flight of a step)', () => {
   }
 
   it('holds each request once, removes any of them, and ignores one it does not hold', () => {
-    const flight = new Flight(60_000, new AbortController().signal);
+    const flight = new Flight(new AbortController().signal);
     made.push(flight);
     const log: string[] = [];
-    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => request(flight, n, Infinity, log)) as [
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => request(flight, n, log)) as [
       Pending,
       Pending,
       Pending,
@@ -318,7 +328,7 @@ describe('gw load Flight (the requests in flight of a step)', () => {
     flight.delete(d);
     flight.delete(a);
     flight.delete(a); // not held any more
-    flight.delete(request(flight, 'never added', Infinity, log));
+    flight.delete(request(flight, 'never added', log));
     expect(flight.size).toBe(1);
     flight.add(a);
     flight.abortAll();
@@ -328,10 +338,10 @@ describe('gw load Flight (the requests in flight of a step)', () => {
   });
 
   it('holds what a set would after any sequence of adds and removals (removal moves the last into the gap)', () => {
-    const flight = new Flight(60_000, new AbortController().signal);
+    const flight = new Flight(new AbortController().signal);
     made.push(flight);
     const log: string[] = [];
-    const all = Array.from({ length: 40 }, (_, i) => request(flight, String(i), Infinity, log));
+    const all = Array.from({ length: 40 }, (_, i) => request(flight, String(i), log));
     const model = new Set<Pending>();
     let x = 12345;
     const rand = (n: number): number => {
@@ -356,20 +366,17 @@ describe('gw load Flight (the requests in flight of a step)', () => {
     expect(flight.size).toBe(0);
   });
 
-  it('expires exactly the requests past their deadline, each once, and keeps the others', () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
-    const t = Date.now();
-    vi.spyOn(performance, 'now').mockImplementation(() => Date.now());
-    const flight = new Flight(100, new AbortController().signal);
+  it("cancels every request in flight when the step's signal aborts, and every one added after", () => {
+    const ac = new AbortController();
+    const flight = new Flight(ac.signal);
     made.push(flight);
     const log: string[] = [];
-    const reqs = [50, 500, 60, 40, 900].map((ms) => request(flight, String(ms), t + ms, log));
-    for (const p of reqs) flight.add(p);
-    vi.advanceTimersByTime(75); // sweeps at 25, 50 and 75 ms
-    expect(log.sort()).toEqual(['expire 40', 'expire 50', 'expire 60']);
-    expect(flight.size).toBe(2);
-    vi.advanceTimersByTime(500);
-    expect(log).toEqual(['expire 40', 'expire 50', 'expire 60', 'expire 500']);
-    expect(flight.size).toBe(1);
+    const [a, b] = ['a', 'b'].map((n) => request(flight, n, log)) as [Pending, Pending];
+    flight.add(a);
+    flight.add(b);
+    ac.abort();
+    expect(log.sort()).toEqual(['cancel a', 'cancel b']);
+    expect(flight.aborted).toBe(true);
+    expect(flight.size).toBe(0);
   });
 });

@@ -2,9 +2,8 @@
  * The live line of `gw load` on a TTY: in flight, done, errors, current p50/p95, requests/s. Drawn on stderr at
  * most 4 times a second, only when progress is shown (a TTY, neither --json nor --quiet).
  */
-import { performance } from 'node:perf_hooks';
-import type { Output } from '../ui/output.js';
-import type { Recorder } from './recorder.js';
+import type { LoadProgress } from '../../load/run.js';
+import type { Output } from '../../ui/output.js';
 
 const MIN_GAP_MS = 250;
 
@@ -19,14 +18,14 @@ export class LiveLine {
     private readonly enabled: boolean,
   ) {}
 
-  /** Redraws the line for a step (throttled). */
-  update(label: string, rec: Recorder): void {
+  /** Redraws the line (throttled). */
+  update(p: LoadProgress): void {
     if (!this.enabled) return;
-    const now = performance.now();
+    const now = Date.now();
     if (now - this.#last < MIN_GAP_MS) return;
     this.#last = now;
-    const l = rec.live(now);
-    const text = `${label}in flight ${l.inFlight} · done ${l.done} · errors ${l.errors} · p50 ${ms(l.p50)} p95 ${ms(l.p95)} · ${l.rps.toFixed(1)} req/s`;
+    const label = p.label !== '' ? `${p.label}: ` : '';
+    const text = `${label}in flight ${p.inFlight} · done ${p.done} · errors ${p.errors} · p50 ${ms(p.p50Ms)} p95 ${ms(p.p95Ms)} · ${p.requestsPerS.toFixed(1)} req/s`;
     this.out.io.stderr.write(`\r${this.out.redactor.redact(text)}\x1b[K`);
     this.#drawn = true;
   }

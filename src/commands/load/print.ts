@@ -1,0 +1,52 @@
+/**
+ * How `gw load` and its `merge` and `compare` print: the latency table on stdout; the summary of each step, the
+ * sweep and the verdicts beside it (on stdout on a terminal, on stderr off one, so a pipe gets only the table).
+ */
+import type { Context } from '../../cli/context.js';
+import { comparisonTable, type Comparison } from '../../load/compare.js';
+import { stepLines, tableRows } from '../../load/report.js';
+import type { RunReport } from '../../load/schema.js';
+
+/** The human report: a summary per step, the latency table, the sweep curve and knee, the SLO verdict. */
+export async function printReport(ctx: Context, report: RunReport): Promise<void> {
+  const out = ctx.out;
+  for (const st of report.steps) {
+    if (report.steps.length > 1) out.aside(st.label);
+    out.keyValue(stepLines(st), { aside: true });
+  }
+  const t = tableRows(report);
+  await out.table(t.head, t.rows);
+  const sweep = report.sweep;
+  if (sweep !== null) {
+    const head = [sweep.parameter, 'ok req/s', 'e2e p50', 'e2e p95', 'ttft p95', 'errors'];
+    const rows = sweep.points.map((p, i) => [
+      `${p.value}${sweep.knee?.index === i ? ' (knee)' : ''}`,
+      p.throughput_rps.toFixed(2),
+      `${p.latency_p50_ms.toFixed(1)}ms`,
+      `${p.latency_p95_ms.toFixed(1)}ms`,
+      p.ttft_p95_ms > 0 ? `${p.ttft_p95_ms.toFixed(1)}ms` : '-',
+      `${(p.error_rate * 100).toFixed(1)}%`,
+    ]);
+    // Off a terminal the sweep's curve is a summary beside the one table on stdout.
+    if (ctx.io.stdout.isTTY === true) await out.table(head, rows);
+    else for (const r of [head, ...rows]) out.aside(r.join('\t'));
+    const k = sweep.knee;
+    out.aside(
+      k !== null ? `knee: ${sweep.parameter} ${k.value}` : 'knee: not found (needs 3 steps with successes)',
+    );
+    if (sweep.best_within_slo !== null)
+      out.aside(`heaviest step meeting the SLO: ${sweep.parameter} ${sweep.best_within_slo.value}`);
+  }
+  if (report.stopped !== null) out.aside(`stopped early: ${report.stopped}`);
+  if (report.slo !== null) out.aside(`slo ${report.slo.expr}: ${report.slo.pass ? 'met' : 'MISSED'}`);
+}
+
+/** A comparison as a table (or JSON with --json) and its verdict. */
+export async function printComparison(ctx: Context, c: Comparison): Promise<void> {
+  for (const note of c.notes) ctx.out.warn(note);
+  await ctx.out.result(c, async () => {
+    const t = comparisonTable(c);
+    await ctx.out.table(t.head, t.rows);
+    ctx.out.aside(t.verdict);
+  });
+}

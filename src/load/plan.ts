@@ -1,0 +1,114 @@
+/**
+ * What a load test runs: the plan `runLoad` takes. Only the model is required; every other field has the
+ * default `gw load` documents. A plan is trusted to be consistent (the CLI's flag schemas check combinations);
+ * `resolvePlan` fills the defaults and parses expressions given as text.
+ */
+import type { Arrival } from './arrivals.js';
+import { parseExpr, type Expr } from './expr.js';
+import { generatedPrompts, type MixEntry, type Prompt } from './workload.js';
+
+/** Defaults where the plan (or the flags) are silent. */
+export const DEFAULTS = {
+  concurrency: 10,
+  durationMs: 30_000,
+  promptWords: 32,
+  maxTokens: 64,
+  /** Open loop: most requests in flight, one connection each. */
+  connections: 4096,
+  seed: 1,
+};
+
+/** A load test as given: the model, and whatever departs from the defaults. */
+export interface LoadPlanInput {
+  model: string;
+  /** The apis and their weights (default chat only). */
+  mix?: MixEntry[] | undefined;
+  /** Stream answers (default true; embeddings never stream). */
+  stream?: boolean | undefined;
+  /** Closed loop: requests in flight (default 10 without `rate`). */
+  concurrency?: number | undefined;
+  /** Open loop: arrivals per second. */
+  rate?: number | undefined;
+  arrival?: Arrival | undefined;
+  /** Length of each step (default 30 s unless `requests` is given). */
+  durationMs?: number | undefined;
+  requests?: number | undefined;
+  sweep?: { parameter: 'concurrency' | 'rate'; values: number[] } | undefined;
+  /** Requests sent first and left out of every figure. */
+  warmup?: number | undefined;
+  /** Closed loop: the virtual users start evenly over this long. */
+  rampUpMs?: number | undefined;
+  /** Open loop: most requests in flight (connections); later arrivals wait for one. */
+  connections?: number | undefined;
+  /** The prompts (default: generated ones of `promptWords` words). */
+  prompts?: Prompt[] | undefined;
+  promptWords?: number | undefined;
+  /** Where the prompts came from, as the report says it. */
+  promptSource?: string | undefined;
+  maxTokens?: number | undefined;
+  /** The pass mark, e.g. `ttft.p95<800ms,errors<1%`. */
+  slo?: Expr | string | undefined;
+  /** An early end, e.g. `errors>5%` or `saturation`. */
+  stopOn?: Expr | string | undefined;
+  seed?: number | undefined;
+}
+
+/** A plan with every default filled in. */
+export interface LoadPlan {
+  model: string;
+  mix: MixEntry[];
+  stream: boolean;
+  mode: 'closed' | 'open';
+  concurrency?: number;
+  rate?: number;
+  arrival: Arrival;
+  durationMs?: number;
+  requests?: number;
+  sweep?: { parameter: 'concurrency' | 'rate'; values: number[] };
+  warmup: number;
+  rampUpMs?: number;
+  connections: number;
+  prompts: Prompt[];
+  promptSource: string;
+  maxTokens: number;
+  slo?: Expr;
+  stopOn?: Expr;
+  seed: number;
+}
+
+/** Fills the defaults of a plan. */
+export function resolvePlan(p: LoadPlanInput): LoadPlan {
+  const open = p.rate !== undefined || p.sweep?.parameter === 'rate';
+  const words = p.promptWords ?? DEFAULTS.promptWords;
+  const plan: LoadPlan = {
+    model: p.model,
+    mix: p.mix ?? [{ api: 'chat', weight: 1 }],
+    stream: p.stream ?? true,
+    mode: open ? 'open' : 'closed',
+    arrival: p.arrival ?? { kind: 'poisson' },
+    warmup: p.warmup ?? 0,
+    connections: p.connections ?? DEFAULTS.connections,
+    prompts: p.prompts ?? generatedPrompts(words),
+    promptSource: p.promptSource ?? (p.prompts !== undefined ? 'given' : `${words} generated words`),
+    maxTokens: p.maxTokens ?? DEFAULTS.maxTokens,
+    seed: p.seed ?? DEFAULTS.seed,
+  };
+  if (!open) plan.concurrency = p.concurrency ?? DEFAULTS.concurrency;
+  if (p.rate !== undefined) plan.rate = p.rate;
+  if (p.rampUpMs !== undefined && p.rampUpMs > 0) plan.rampUpMs = p.rampUpMs;
+  if (p.requests !== undefined) plan.requests = p.requests;
+  else plan.durationMs = p.durationMs ?? DEFAULTS.durationMs;
+  if (p.sweep !== undefined) plan.sweep = p.sweep;
+  const slo = typeof p.slo === 'string' ? parseExpr(p.slo, '--slo') : p.slo;
+  const stopOn = typeof p.stopOn === 'string' ? parseExpr(p.stopOn, '--stop-on') : p.stopOn;
+  if (slo !== undefined) plan.slo = slo;
+  if (stopOn !== undefined) plan.stopOn = stopOn;
+  return plan;
+}
+
+/** The most requests in flight the plan needs at once: the size of the client's connection pool. */
+export function connectionsFor(plan: LoadPlan): number {
+  if (plan.mode === 'open') return plan.connections;
+  const sweep = plan.sweep?.parameter === 'concurrency' ? plan.sweep.values : [];
+  return Math.max(plan.concurrency ?? 0, ...sweep, 1);
+}
