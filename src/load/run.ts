@@ -84,6 +84,8 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     goodTerms: perRequestTerms(plan.slo),
     origin,
   } satisfies Omit<StepContext, 'onAuthFailure'>;
+  // Read now: once requests fail for want of file descriptors, reading a file would fail the same way.
+  const openFiles = openFilesLimit();
   const run = await runSteps(plan, ctx, o);
   if (run.authFailure !== undefined) throw authError(run.authFailure);
   return buildReport(plan, run, {
@@ -91,6 +93,7 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     originUnixMs: Math.round((clock.timeOrigin + origin) * 1000) / 1000,
     timeoutMs: client.timeoutMs,
     interrupted: signal.aborted,
+    openFiles,
   });
 }
 
@@ -249,7 +252,7 @@ function sweepOf(plan: LoadPlan, steps: StepReport[]): RunReport['sweep'] {
 }
 
 /** What a run's steps say the user should know: a client behind its schedule, answers without usage, … */
-function warningsOf(plan: LoadPlan, run: Steps): string[] {
+function warningsOf(plan: LoadPlan, run: Steps, openFiles: number | undefined): string[] {
   const warnings: string[] = [];
   for (const st of run.steps) {
     if (st.schedule.behind) warnings.push(behindWarning(st, run.peaks.get(st.label), plan.warmup));
@@ -259,7 +262,7 @@ function warningsOf(plan: LoadPlan, run: Steps): string[] {
       );
     }
     const local = run.localFailures.get(st.label);
-    if (local !== undefined) warnings.push(openFilesWarning(st.label, local));
+    if (local !== undefined) warnings.push(openFilesWarning(st.label, local, openFiles));
   }
   return warnings;
 }
@@ -293,7 +296,13 @@ function configOf(plan: LoadPlan, timeoutMs: number): Record<string, unknown> {
 function buildReport(
   plan: LoadPlan,
   run: Steps,
-  meta: { target: string; originUnixMs: number; timeoutMs: number; interrupted: boolean },
+  meta: {
+    target: string;
+    originUnixMs: number;
+    timeoutMs: number;
+    interrupted: boolean;
+    openFiles: number | undefined;
+  },
 ): RunReport {
   const { steps } = run;
   const sloPass =
@@ -312,7 +321,7 @@ function buildReport(
     config: configOf(plan, meta.timeoutMs),
     interrupted: meta.interrupted,
     stopped: run.stopped,
-    warnings: warningsOf(plan, run),
+    warnings: warningsOf(plan, run, meta.openFiles),
     steps,
     sweep: sweepOf(plan, steps),
     slo: plan.slo !== undefined ? { expr: plan.slo.text, pass: sloPass } : null,
@@ -335,8 +344,7 @@ export function behindWarning(st: StepReport, inFlight: number | undefined, warm
 }
 
 /** The warning of a step whose requests failed for want of file descriptors (this machine's limit, not the gateway). */
-function openFilesWarning(label: string, failures: number): string {
-  const limit = openFilesLimit();
+function openFilesWarning(label: string, failures: number, limit: number | undefined): string {
   return `${label}: open-files limit reached (ulimit -n ${limit ?? '?'}): ${failures} requests failed before they were sent; raise it (e.g. ulimit -n 65536) or lower --concurrency / --connections`;
 }
 

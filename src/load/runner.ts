@@ -7,6 +7,7 @@
  * A step ends at its duration (or its request count, Ctrl-C, an early stop): requests still in flight then are
  * aborted and counted as cancelled, so a gateway that never answers cannot hold the run past its duration.
  */
+import { setMaxListeners } from 'node:events';
 import { gaps, type Arrival } from './arrivals.js';
 import { exchange, Flight, type Outcome, type Sendable, type Target } from './exchange.js';
 import type { Expr, Term } from './expr.js';
@@ -120,6 +121,8 @@ class StepRun {
     this.warm = this.warmup > 0 ? new Recorder([]) : undefined;
     this.warming = this.warm !== undefined;
     this.signal = AbortSignal.any([ctx.signal, this.#stepAbort.signal]);
+    // Every user pausing (a ramp, a back-off) listens to it: thousands of listeners are expected here.
+    setMaxListeners(0, this.signal);
     this.flight = new Flight(this.signal);
     this.watch =
       plan.mode === 'closed' && ctx.stopOn?.saturation === true ? new SaturationWatch() : undefined;
