@@ -14,6 +14,7 @@ import { duration, int } from '../../../src/cli/flag-types.js';
 import { declared, defineVerb, flag, verbCommand, type VerbHandler } from '../../../src/cli/verb.js';
 import { completionScript } from '../../../src/core/completion.js';
 import { UsageError } from '../../../src/core/errors.js';
+import { loadVerb } from '../../../src/commands/load/index.js';
 import { isolatedDirs } from '../../helpers/gw.js';
 
 function io(): { io: Parameters<typeof main>[1] & object; out: () => string; err: () => string } {
@@ -185,5 +186,75 @@ describe('every verb of gw', () => {
     const code = await main(['chat', '-m', 'x', '--temperature', 'warm', 'hi'], s.io);
     expect(code).toBe(2);
     expect(s.err()).toMatch(/error: invalid_input: temperature: "warm" is not a number/);
+  });
+});
+
+describe('gw load: every flag value and combination parsed before the handler loads', () => {
+  async function runLoadVerb(
+    argv: string[],
+  ): Promise<{ error: unknown; load: ReturnType<typeof vi.fn>; run: ReturnType<typeof vi.fn> }> {
+    const run = vi.fn(async () => 0);
+    const load = vi.fn(async () => ({ default: run }));
+    const s = io();
+    const rt = createRuntime(s.io, new AbortController().signal, { onContext: () => {}, onExit: () => {} });
+    const program = rootProgram().addCommand(verbCommand({ ...loadVerb, handler: load }, rt));
+    program.exitOverride();
+    for (const c of program.commands) c.exitOverride();
+    let error: unknown;
+    try {
+      await program.parseAsync(['load', '-m', 'chat-3.7-plus', ...argv], { from: 'user' });
+    } catch (e) {
+      error = e;
+    }
+    return { error, load, run };
+  }
+
+  it.each([
+    [['--rate', 'fast'], /^--rate: "fast" must be a number above 0/],
+    [['--duration', 'soon'], /^--duration: "soon" is not a duration/],
+    [['--sweep', 'users=1,2'], /^--sweep: "users=1,2" is not concurrency=/],
+    [['--slo', 'speed<1s'], /^--slo: "speed<1s" has an unknown metric/],
+    [['--stop-on', 'errors>5'], /^--stop-on: "errors>5" needs a percentage/],
+    [['--mix', 'chat=0'], /^--mix: the weight of chat must be above 0/],
+    [['--rate', '5', '--arrival', 'zipf'], /^--arrival: "zipf" is not poisson/],
+    [['--api', 'video', '--budget', 'lots'], /^--budget: "lots" must be an amount and a currency/],
+    [['--baseline', 'b.json', '--tolerance', 'much'], /^--tolerance: "much" must be a percentage/],
+    [['--concurrency', '4', '--rate', '10'], /^--rate: cannot be combined with --concurrency/],
+    [
+      ['--api', 'video', '-m', 'clip-1.1-t2v', '--budget', '1CNY'],
+      /^--budget: 1 CNY does not cover one video/,
+    ],
+  ])('%j: a usage error naming the flag, and the handler is never loaded', async (argv, message) => {
+    const r = await runLoadVerb(argv);
+    expect(r.error).toBeInstanceOf(UsageError);
+    expect((r.error as UsageError).message).toMatch(message);
+    expect(r.load).not.toHaveBeenCalled();
+  });
+
+  it('hands the handler typed values: durations in ms, numbers, the sweep, expressions, budgets, a fraction', async () => {
+    const r = await runLoadVerb([
+      '--sweep',
+      'rate=10,20',
+      '--duration',
+      '1m30s',
+      '--slo',
+      'ttft.p95<800ms',
+      '--baseline',
+      'b.json',
+      '--tolerance',
+      '5%',
+    ]);
+    expect(r.error).toBeUndefined();
+    const got = (r.run.mock.calls[0] as unknown[])[1] as Record<string, unknown>;
+    expect(got).toMatchObject({
+      duration: 90_000,
+      sweep: { parameter: 'rate', values: [10, 20] },
+      slo: { text: 'ttft.p95<800ms', saturation: false },
+      tolerance: 0.05,
+    });
+    const video = await runLoadVerb(['--api', 'video', '-m', 'clip-1.1-t2v', '--budget', '20CNY']);
+    expect(((video.run.mock.calls[0] as unknown[])[1] as { budget: unknown }).budget).toEqual(
+      new Map([['CNY', 20]]),
+    );
   });
 });
