@@ -31,8 +31,11 @@ const CONSUMER = `import {
   GatewayClient,
   GatewayError,
   NotFoundError,
+  compareReports,
   models,
+  runLoad,
   schemas,
+  type RunReport,
   type SseEvent,
   type TypedStream,
 } from 'gw';
@@ -53,8 +56,10 @@ const stream: TypedStream<unknown> | undefined = undefined;
 const parsed = schemas.text.chatMessageSchema.safeParse({ role: 'user', content: 'hi' });
 // gw's schemas are built with the consumer's zod (a peer dependency), so its errors are the consumer's ZodError.
 const refused = schemas.text.chatMessageSchema.safeParse({ role: 5 });
+const report: RunReport = await runLoad({ client, plan: { model: 'chat-3.7-plus', concurrency: 2, requests: 4, maxTokens: 4 } });
+const same = compareReports(report, report, 0.1).pass;
 await client.close();
-console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything }));
+console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything, load: report.steps[0]?.ok, same }));
 `;
 
 function tsconfig(moduleResolution: 'NodeNext' | 'Bundler'): string {
@@ -224,6 +229,8 @@ describe('the packed package', () => {
       parsed: true,
       zodError: true,
       cli: false,
+      load: 4,
+      same: true,
     });
   }, 120_000);
 });
