@@ -7,18 +7,30 @@ import * as z from 'zod';
 import { parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';
 
-/** A string flag whose text a parser turns into a value; the parser's UsageError becomes the flag's issue. */
-export function parsed<T>(parse: (text: string) => T): z.ZodPipe<z.ZodString, z.ZodTransform<T, string>> {
-  return z.string().transform((text, ctx) => {
+/** A transform that runs `parse`; the parser's UsageError becomes the flag's issue. */
+function issuing<I, T>(parse: (input: I) => T): (input: I, ctx: z.RefinementCtx) => T {
+  return (input, ctx) => {
     try {
-      return parse(text);
+      return parse(input);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
       // The parser's own error (its message, field and code) is what the user sees.
       ctx.addIssue({ code: 'custom', message: e.message, params: { usageError: e } });
       return z.NEVER;
     }
-  });
+  };
+}
+
+/** A string flag whose text a parser turns into a value; the parser's UsageError becomes the flag's issue. */
+export function parsed<T>(parse: (text: string) => T): z.ZodPipe<z.ZodString, z.ZodTransform<T, string>> {
+  return z.string().transform(issuing(parse));
+}
+
+/** A repeatable flag whose values a parser turns into one value (`--budget 5CNY --budget 1USD` → a map). */
+export function parsedList<T>(
+  parse: (values: string[]) => T,
+): z.ZodPipe<z.ZodArray<z.ZodString>, z.ZodTransform<T, string[]>> {
+  return z.array(z.string()).transform(issuing(parse));
 }
 
 /** A duration (`90`, `90s`, `15m`, `1h`, `1m30s`) in milliseconds. */

@@ -9,21 +9,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/load/schema.js';
 import { assertNoStackTrace, GW_BIN, isolatedDirs, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
-import { startProxy } from '../helpers/proxy.js';
+import { NO_PROXY_ENV, startProxy } from '../helpers/proxy.js';
 import { closeAfterTest } from '../helpers/servers.js';
 import { useSim } from '../helpers/sim.js';
 import { GATEWAY_CERT, startTlsFront } from '../helpers/tls-front.js';
 import { tempDir } from '../helpers/tmp.js';
 
-/** No proxy variables from the machine running the tests. */
-const NO_PROXY_ENV = {
-  HTTP_PROXY: '',
-  HTTPS_PROXY: '',
-  NO_PROXY: '',
-  http_proxy: '',
-  https_proxy: '',
-  no_proxy: '',
-};
 const M = ['load', '-m', 'chat-3.7-plus'];
 const TOKEN = 'sk-load-trust-5150';
 

@@ -6,19 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fastClock } from '../helpers/clock.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startProxy } from '../helpers/proxy.js';
+import { NO_PROXY_ENV, startProxy } from '../helpers/proxy.js';
 import { useSim } from '../helpers/sim.js';
 import { GATEWAY_CERT, startTlsFront } from '../helpers/tls-front.js';
-
-/** No proxy variables from the machine running the tests. */
-const NO_PROXY_ENV = {
-  HTTP_PROXY: '',
-  HTTPS_PROXY: '',
-  NO_PROXY: '',
-  http_proxy: '',
-  https_proxy: '',
-  no_proxy: '',
-};
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -7,6 +7,16 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders } from '
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { closeAfterTest } from './servers.js';
 
+/** No proxy variables from the machine running the tests (spread into a run's env). */
+export const NO_PROXY_ENV = {
+  HTTP_PROXY: '',
+  HTTPS_PROXY: '',
+  NO_PROXY: '',
+  http_proxy: '',
+  https_proxy: '',
+  no_proxy: '',
+};
+
 /** What the proxy saw. */
 export interface ProxyLog {
   /** `host:port` of each CONNECT request. */

@@ -4,7 +4,7 @@
  * and before anything is sent. `--api video` takes its own subset (a closed loop of paid video tasks).
  */
 import * as z from 'zod';
-import { parsed } from '../../cli/flag-types.js';
+import { parsed, parsedList } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { parseBudgets } from '../../core/budget.js';
 import { parseDuration, parsePositiveDuration } from '../../core/duration.js';
@@ -76,19 +76,6 @@ function parseSweep(text: string): { parameter: 'concurrency' | 'rate'; values: 
 }
 
 const API_CHOICES = [...TEXT_APIS, 'video'] as const;
-
-/** A parse of a list flag whose UsageError becomes the flag's issue (as `parsed` does for one value). */
-function parsedList<T>(parse: (values: string[]) => T) {
-  return z.array(z.string()).transform((values, ctx) => {
-    try {
-      return parse(values);
-    } catch (e) {
-      if (!(e instanceof UsageError)) throw e;
-      ctx.addIssue({ code: 'custom', message: e.message, params: { usageError: e } });
-      return z.NEVER;
-    }
-  });
-}
 
 const fields = {
   model: flag(z.string().optional(), {
