@@ -98,6 +98,9 @@ export class Context {
   /** Set by commands that create the named profile (`gw --profile new login`): it need not exist yet. */
   creatingProfile = false;
   #clients: GatewayClient[] = [];
+  /** The --ca-file text, read for the first client. */
+  #ca: { text: string | undefined } | undefined;
+  #warnedHttp = false;
 
   constructor(
     readonly io: Io,
@@ -217,7 +220,9 @@ export class Context {
       throw new UsageError(`base URL ${e.message}`, { field: 'base-url' });
     }
     const url = new URL(baseUrl);
-    const ca = this.#readCaFile(s.caFile);
+    // Read once: gw load asks for a client per virtual user.
+    this.#ca ??= { text: this.#readCaFile(s.caFile) };
+    const ca = this.#ca.text;
     if ((req.token ?? true) && (token === undefined || token === '')) {
       throw new ConfigError('no gateway token', {
         hint: 'set GW_TOKEN, or run `gw login` / `gw config set token --token-stdin`',
@@ -242,7 +247,8 @@ export class Context {
         },
       );
     }
-    if (url.protocol === 'http:' && !isLoopback(url.hostname) && token !== undefined) {
+    if (url.protocol === 'http:' && !isLoopback(url.hostname) && token !== undefined && !this.#warnedHttp) {
+      this.#warnedHttp = true;
       this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
     }
     const { GatewayClient } = await import('../client/gateway-client.js');

@@ -105,10 +105,3 @@ export function resolvePlan(p: LoadPlanInput): LoadPlan {
   if (stopOn !== undefined) plan.stopOn = stopOn;
   return plan;
 }
-
-/** The most requests in flight the plan needs at once: the size of the client's connection pool. */
-export function connectionsFor(plan: LoadPlan): number {
-  if (plan.mode === 'open') return plan.connections;
-  const sweep = plan.sweep?.parameter === 'concurrency' ? plan.sweep.values : [];
-  return Math.max(plan.concurrency ?? 0, ...sweep, 1);
-}

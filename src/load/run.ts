@@ -13,7 +13,7 @@ import { seededRandom } from './arrivals.js';
 import type { Clock, Outcome, Sendable, Target } from './exchange.js';
 import { perRequestTerms } from './expr.js';
 import { kneeIndex, saturated, type CurvePoint } from './knee.js';
-import { connectionsFor, resolvePlan, type LoadPlan, type LoadPlanInput } from './plan.js';
+import { resolvePlan, type LoadPlan, type LoadPlanInput } from './plan.js';
 import type { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
 import { runStep, type StepContext, type StepPlan } from './runner.js';
@@ -38,7 +38,11 @@ export interface LoadProgress {
 
 /** The options of `runLoad`. */
 export interface LoadOptions {
-  /** The gateway client, or a factory given the connections the run needs at once (its pool size). */
+  /**
+   * The gateway client, or a factory of clients given their pool size: the open loop asks for one client of
+   * `plan.connections`, the closed loop for one client per virtual user with one connection (each user its own
+   * connection, as benchmark tools do). With a single client every user shares its pool.
+   */
   client: GatewayClient | ((need: { connections: number }) => GatewayClient | Promise<GatewayClient>);
   plan: LoadPlanInput;
   /** Ends the run (the report is then partial, `interrupted: true`). */
@@ -71,11 +75,19 @@ function point(value: number, st: StepReport): CurvePoint {
  */
 export async function runLoad(o: LoadOptions): Promise<RunReport> {
   const plan = resolvePlan(o.plan);
+  const given = o.client;
+  const factory = typeof given === 'function' ? given : undefined;
+  const open = plan.mode === 'open';
   const client =
-    typeof o.client === 'function' ? await o.client({ connections: connectionsFor(plan) }) : o.client;
+    typeof given === 'function' ? await given({ connections: open ? plan.connections : 1 }) : given;
   const clock = o.clock ?? performance;
   const signal = o.signal ?? new AbortController().signal;
   const target: Target = { client, clock };
+  if (factory !== undefined && !open) {
+    // One client (one connection) per virtual user, made as the user starts and kept across the steps.
+    const lanes: Array<Promise<GatewayClient>> = [Promise.resolve(client)];
+    target.lane = (i) => (lanes[i] ??= Promise.resolve(factory({ connections: 1 })));
+  }
   const origin = clock.now();
   const ctx = {
     target,

@@ -228,6 +228,7 @@ class StepRun {
     const delay = plan.rampMs !== undefined && i > 0 ? (i * plan.rampMs) / users : 0;
     if (delay > 0) await sleep(delay, this.signal);
     const limit = plan.requests !== undefined ? this.warmup + plan.requests : Infinity;
+    const client = (await ctx.target.lane?.(i)) ?? ctx.target.client;
     let backoff = 0;
     while (!this.stopping && !this.signal.aborted) {
       if (this.issued >= limit) return;
@@ -239,7 +240,7 @@ class StepRun {
         this.#startClock();
       }
       (measured ? this.rec : (this.warm as Recorder)).inFlight++;
-      const o = await exchange(ctx.target, ctx.next(), undefined, ctx.origin, this.flight);
+      const o = await exchange(ctx.target, ctx.next(), undefined, ctx.origin, this.flight, client);
       this.#done(o, measured);
       if (o.sent || o.cancelled === true) backoff = 0;
       else {
