@@ -198,7 +198,7 @@ describe('gw load when requests fail before a byte is sent (ulimit -n)', () => {
       },
     );
     expect(r.hung, 'Ctrl-C did not end gw load').toBe(false);
-    expect(r.exitCode).toBe(130);
+    expect(r.exitCode, r.stderr).toBe(130);
     expect(reportOf(r).interrupted).toBe(true);
   });
 });

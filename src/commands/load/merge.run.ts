@@ -1,5 +1,6 @@
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
+import { mergeReports } from '../../load/merge.js';
 import { checkReportPath, writeReportFile } from '../../report/output.js';
 import type { loadMergeFlags } from './merge.js';
 import { printReport } from './print.js';
@@ -16,7 +17,6 @@ export default async function merge(
   const cmd = commandOf(ctx).parent ?? commandOf(ctx);
   const write = html?.htmlReport(opts.html as string, cmd, html.loadHtml, ctx.redactor);
   if (opts.out !== undefined) checkReportPath(opts.out, 'out');
-  const { mergeReports } = await import('../../load/merge.js');
   const reports = await Promise.all(
     paths.map(async (path) => ({ path, report: await readReport(path, 'run.json', ctx.signal) })),
   );

@@ -12,8 +12,17 @@ import { LOCAL_LIMITS, readLocalFile } from '../../core/local-file.js';
 import { minVideoSecondsFor } from '../../contract/video.js';
 import { compareReports } from '../../load/compare.js';
 import type { LoadPlanInput } from '../../load/plan.js';
+// Static, like every module the handler needs after a run: one that met the open-files limit could not open it.
+import { noSuccess } from '../../load/report.js';
 import type { RunReport } from '../../load/schema.js';
-import { VIDEO_DEFAULTS, VIDEO_PROMPT, type VideoPlan } from '../../load/video.js';
+import { runLoad } from '../../load/run.js';
+import {
+  runVideoLoad,
+  videoPricing,
+  VIDEO_DEFAULTS,
+  VIDEO_PROMPT,
+  type VideoPlan,
+} from '../../load/video.js';
 import { parsePrompts, type Prompt, type TextApi } from '../../load/workload.js';
 import { checkReportPath, writeReportFile } from '../../report/output.js';
 import { CsvFile } from './csv.js';
@@ -99,7 +108,6 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
   const csv =
     f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
   const live = new LiveLine(ctx.out, ctx.progress.enabled);
-  const { runLoad } = await import('../../load/run.js');
   let report: RunReport;
   try {
     report = await runLoad({
@@ -115,7 +123,6 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
   }
   await deliver(ctx, o, report);
   let code: number = report.slo?.pass === false ? ExitCode.failure : ExitCode.ok;
-  const { noSuccess } = await import('../../load/report.js');
   const none = report.interrupted ? undefined : noSuccess(report);
   if (none !== undefined) {
     ctx.out.warn(none);
@@ -154,7 +161,6 @@ async function loadVideo(ctx: Context, f: LoadFlags): Promise<number> {
     prompts: given?.map((p) => p.text) ?? [VIDEO_PROMPT],
     budgets: f.budget ?? new Map(),
   };
-  const { runVideoLoad, videoPricing } = await import('../../load/video.js');
   const { price, budget } = videoPricing(plan);
   const client = await ctx.client();
   ctx.out.note(
