@@ -41,27 +41,34 @@ export const duration = (field: string): ReturnType<typeof parsed<number>> =>
 export const positiveDuration = (field: string): ReturnType<typeof parsed<number>> =>
   parsed((t) => parsePositiveDuration(t, field));
 
-/** An integer (`+3`, `-1`, `42`); the range is the contract's (or the caller's `min`/`max`). */
+/** An integer (`+3`, `-1`, `42`) in the caller's `min`/`max`, if any; a UsageError naming `field` otherwise. */
+export function parseInteger(
+  field: string,
+  text: string,
+  range: { min?: number; max?: number } = {},
+): number {
+  if (!/^[+-]?\d+$/.test(text.trim()))
+    throw new UsageError(`${field}: "${text}" is not an integer`, { field });
+  const n = Number(text);
+  if (range.min !== undefined && n < range.min)
+    throw new UsageError(
+      `${field}: must be an integer ${range.max !== undefined ? `from ${range.min} to ${range.max}` : `>= ${range.min}`}`,
+      { field },
+    );
+  if (range.max !== undefined && n > range.max)
+    throw new UsageError(
+      `${field}: must be an integer ${range.min !== undefined ? `from ${range.min} to ${range.max}` : `<= ${range.max}`}`,
+      { field },
+    );
+  return n;
+}
+
+/** An integer flag (`+3`, `-1`, `42`); the range is the contract's (or the caller's `min`/`max`). */
 export function int(
   field: string,
   range: { min?: number; max?: number } = {},
 ): ReturnType<typeof parsed<number>> {
-  return parsed((text) => {
-    if (!/^[+-]?\d+$/.test(text.trim()))
-      throw new UsageError(`${field}: "${text}" is not an integer`, { field });
-    const n = Number(text);
-    if (range.min !== undefined && n < range.min)
-      throw new UsageError(
-        `${field}: must be an integer ${range.max !== undefined ? `from ${range.min} to ${range.max}` : `>= ${range.min}`}`,
-        { field },
-      );
-    if (range.max !== undefined && n > range.max)
-      throw new UsageError(
-        `${field}: must be an integer ${range.min !== undefined ? `from ${range.min} to ${range.max}` : `<= ${range.max}`}`,
-        { field },
-      );
-    return n;
-  });
+  return parsed((text) => parseInteger(field, text, range));
 }
 
 /** A finite number (`0.2`, `1e3`). */

@@ -8,7 +8,15 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/load/schema.js';
-import { assertNoStackTrace, GW_BIN, isolatedDirs, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
+import {
+  assertNoStackTrace,
+  GW_BIN,
+  isolatedDirs,
+  runGw,
+  spawnGw,
+  watchPeakRss,
+  type GwResult,
+} from '../helpers/gw.js';
 import { NO_PROXY_ENV, startProxy } from '../helpers/proxy.js';
 import { closeAfterTest } from '../helpers/servers.js';
 import { useSim } from '../helpers/sim.js';
@@ -35,8 +43,8 @@ function reportOf(r: GwResult): RunReport {
 }
 
 /**
- * The real gw under bash (for `ulimit`; the script runs it as `"$GW_NODE" "$GW_JS"`), its peak memory sampled; killed (as a hang) if it has not ended after
- * `limitMs`, so a broken build cannot leave a spinning process behind.
+ * The real gw under bash (for `ulimit`; the script runs it as `"$GW_NODE" "$GW_JS"`), its peak memory sampled;
+ * killed (as a hang) if it has not ended after `limitMs`, so a broken build cannot leave a spinning process behind.
  */
 function bashGw(
   script: string,
@@ -57,28 +65,19 @@ function bashGw(
     });
     let out = '';
     let err = '';
-    let peakKb = 0;
     let hung = false;
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    const sample = setInterval(() => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peakKb = Math.max(peakKb, Number(m[1]));
-      } catch {
-        // exited
-      }
-    }, 50);
+    const peak = child.pid !== undefined ? watchPeakRss(child.pid) : () => 0;
     const kill = setTimeout(() => {
       hung = true;
       child.kill('SIGKILL');
     }, o.limitMs);
     child.on('error', reject);
     child.on('close', (code, sig) => {
-      clearInterval(sample);
       clearTimeout(kill);
       const r = { stdout: out, stderr: err, exitCode: code ?? (sig === 'SIGINT' ? 130 : 1) };
-      resolve({ ...assertNoStackTrace(r), peakMb: peakKb / 1024, hung });
+      resolve({ ...assertNoStackTrace(r), peakMb: peak(), hung });
     });
     if (child.pid !== undefined) o.onSpawn?.(child.pid);
   });

@@ -362,7 +362,7 @@ describe('gw load flags', () => {
       /^error: invalid_input: --rate: cannot be combined with --concurrency/,
     ],
     [['--duration', '1s', '--requests', '3'], /--requests: cannot be combined with --duration/],
-    [['--concurrency', '0'], /--concurrency: "0" must be a whole number from 1/],
+    [['--concurrency', '0'], /--concurrency: must be an integer from 1 to 100000/],
     [['--rate', 'fast'], /--rate: "fast" must be a number above 0/],
     [['--arrival', 'gamma:2'], /--arrival: needs --rate/],
     [['--rate', '5', '--arrival', 'zipf'], /--arrival: "zipf" is not poisson/],
@@ -378,7 +378,7 @@ describe('gw load flags', () => {
     [['--prompts', '/nonexistent/p.jsonl'], /--prompts: cannot read/],
     [['--tolerance', '5%'], /--tolerance: needs --baseline/],
     [['--api', 'video'], /--budget: --api video creates paid tasks/],
-    [['--max-tokens', '1.5'], /--max-tokens: "1.5" must be a whole number/],
+    [['--max-tokens', '1.5'], /--max-tokens: "1.5" is not an integer/],
     [['--rate', '5', '--ramp-up', '2s'], /--ramp-up: applies to the closed loop/],
     [['--ramp-up', 'soon'], /--ramp-up: /],
     [
@@ -391,7 +391,7 @@ describe('gw load flags', () => {
     ],
     [['--api', 'video', '--budget', '5CNY', '--seed', '3'], /--seed: is not supported with --api video/],
     [['--connections', '8'], /--connections: applies to the open loop/],
-    [['--rate', '5', '--connections', '0'], /--connections: "0" must be a whole number from 1/],
+    [['--rate', '5', '--connections', '0'], /--connections: must be an integer from 1 to 100000/],
   ])('%j exits 2 naming the flag, nothing sent', async (args, message) => {
     const sim = await useSim();
     const r = await runGw([...M, ...args], { env: sim.env });

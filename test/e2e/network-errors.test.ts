@@ -1,10 +1,9 @@
 // Network failures explained (one line, the host, a hint, the documented exit code), base URL rules, and answers
 // that would eat memory or time: the real bin/gw against small misbehaving servers on 127.0.0.1.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isolatedDirs, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
+import { isolatedDirs, runGw, spawnGw, watchPeakRss, type GwResult } from '../helpers/gw.js';
 import { closedPort } from '../helpers/servers.js';
 import { useSim } from '../helpers/sim.js';
 
@@ -30,23 +29,14 @@ async function gwWithPeak(
   argv: string[],
   env: Record<string, string>,
 ): Promise<GwResult & { peakMb: number }> {
-  let peakKb = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let stop = (): number => 0;
   const r = await spawnGw(argv, {
     env,
     onSpawn: (child) => {
-      timer = setInterval(() => {
-        try {
-          const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-          if (m) peakKb = Math.max(peakKb, Number(m[1]));
-        } catch {
-          // exited
-        }
-      }, 20);
+      if (child.pid !== undefined) stop = watchPeakRss(child.pid);
     },
   });
-  clearInterval(timer);
-  return { ...r, peakMb: peakKb / 1024 };
+  return { ...r, peakMb: stop() };
 }
 
 const env = (base: string): Record<string, string> => ({ GW_BASE_URL: base, GW_TOKEN: TOKEN, NO_PROXY: '*' });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
@@ -126,6 +126,26 @@ export function spawnGw(
     else child.stdin.end();
     o.onSpawn?.(child);
   });
+}
+
+/**
+ * Samples a process's peak resident memory (VmHWM, Linux) every 20 ms until the returned function is called; that
+ * function stops sampling and returns the peak in MB (0 if nothing was read).
+ */
+export function watchPeakRss(pid: number): () => number {
+  let peakKb = 0;
+  const timer = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // exited
+    }
+  }, 20);
+  return () => {
+    clearInterval(timer);
+    return peakKb / 1024;
+  };
 }
 
 /** A Node stack frame or an unhandled-error report: never acceptable in what gw prints. */

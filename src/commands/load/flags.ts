@@ -4,7 +4,7 @@
  * and before anything is sent. `--api video` takes its own subset (a closed loop of paid video tasks).
  */
 import * as z from 'zod';
-import { parsed, parsedList } from '../../cli/flag-types.js';
+import { int, parsed, parsedList, parseInteger } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { parseBudgets } from '../../core/budget.js';
 import { parseDuration, parsePositiveDuration } from '../../core/duration.js';
@@ -22,16 +22,6 @@ const MAX_RATE = 1_000_000;
 
 function refuse(flagName: string, rule: string): never {
   throw new UsageError(`${flagName}: ${rule}`, { field: flagName });
-}
-
-/** A whole number in [min, max]. */
-export function whole(flagName: string, min: number, max: number): ReturnType<typeof parsed<number>> {
-  return parsed((text) => {
-    const n = Number(text);
-    if (!/^\d+$/.test(text.trim()) || n < min || n > max)
-      refuse(flagName, `"${text}" must be a whole number from ${min} to ${max}`);
-    return n;
-  });
 }
 
 /** A number above 0 and at most `max`. */
@@ -63,13 +53,13 @@ function parseSweep(text: string): { parameter: 'concurrency' | 'rate'; values: 
   const m = /^(concurrency|rate)=(.+)$/.exec(text.trim());
   if (!m) refuse('--sweep', `"${text}" is not concurrency=<a,b,...> or rate=<a,b,...>`);
   const parameter = m[1] as 'concurrency' | 'rate';
-  const values = (m[2] as string).split(',').map((v) => {
-    const t = v.trim();
-    if (parameter === 'rate') return positiveNumber('--sweep', t, MAX_RATE);
-    if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > MAX_CONCURRENCY)
-      refuse('--sweep', `"${t}" must be a whole number from 1 to ${MAX_CONCURRENCY}`);
-    return Number(t);
-  });
+  const values = (m[2] as string)
+    .split(',')
+    .map((v) =>
+      parameter === 'rate'
+        ? positiveNumber('--sweep', v.trim(), MAX_RATE)
+        : parseInteger('--sweep', v.trim(), { min: 1, max: MAX_CONCURRENCY }),
+    );
   if (values.length < 2) refuse('--sweep', 'needs at least two values');
   if (new Set(values).size !== values.length) refuse('--sweep', 'has a value twice');
   return { parameter, values };
@@ -102,7 +92,7 @@ const fields = {
     help: 'stream answers (default; needed for time to first token)',
     negate: 'ask for whole answers',
   }),
-  concurrency: flag(whole('--concurrency', 1, MAX_CONCURRENCY).optional(), {
+  concurrency: flag(int('--concurrency', { min: 1, max: MAX_CONCURRENCY }).optional(), {
     flag: '--concurrency <n>',
     help: 'closed loop: n requests in flight (default 10; --api video: 2)',
   }),
@@ -118,7 +108,7 @@ const fields = {
     flag: '--duration <dur>',
     help: 'length of each step, e.g. 30s, 2m (default 30s); requests still in flight then are cancelled',
   }),
-  requests: flag(whole('--requests', 1, 1_000_000_000).optional(), {
+  requests: flag(int('--requests', { min: 1, max: 1_000_000_000 }).optional(), {
     flag: '--requests <n>',
     help: 'end each step after n requests instead of a duration',
   }),
@@ -126,11 +116,11 @@ const fields = {
     flag: '--sweep <spec>',
     help: 'one step per value: concurrency=1,2,4,8 or rate=10,20,40',
   }),
-  warmup: flag(whole('--warmup', 0, 1_000_000).optional(), {
+  warmup: flag(int('--warmup', { min: 0, max: 1_000_000 }).optional(), {
     flag: '--warmup <n>',
     help: 'send n requests first and leave them out of every figure (default 0)',
   }),
-  connections: flag(whole('--connections', 1, MAX_CONNECTIONS).optional(), {
+  connections: flag(int('--connections', { min: 1, max: MAX_CONNECTIONS }).optional(), {
     flag: '--connections <n>',
     help: 'open loop: most requests in flight, a connection each (default 4096); later arrivals wait (up to 100000, then dropped), their wait counted',
   }),
@@ -138,11 +128,11 @@ const fields = {
     flag: '--ramp-up <dur>',
     help: 'closed loop: start the users evenly over this long, e.g. 2s (default: all at once)',
   }),
-  promptWords: flag(whole('--prompt-words', 1, 100_000).optional(), {
+  promptWords: flag(int('--prompt-words', { min: 1, max: 100_000 }).optional(), {
     flag: '--prompt-words <n>',
     help: 'words per generated prompt (default 32)',
   }),
-  maxTokens: flag(whole('--max-tokens', 1, 10_000_000).optional(), {
+  maxTokens: flag(int('--max-tokens', { min: 1, max: 10_000_000 }).optional(), {
     flag: '--max-tokens <n>',
     help: 'output token limit per request (default 64)',
   }),
@@ -163,7 +153,7 @@ const fields = {
     help: 'cap on the list price of created videos, e.g. 20CNY (repeatable, one per currency; --api video)',
     repeat: 'collect',
   }),
-  seconds: flag(whole('--seconds', 1, 3600).optional(), {
+  seconds: flag(int('--seconds', { min: 1, max: 3600 }).optional(), {
     flag: '--seconds <n>',
     help: "--api video: length of each video (default: the model's minimum)",
   }),
@@ -203,7 +193,7 @@ const fields = {
     help: 'compare with an earlier report; exit 1 on a regression',
   }),
   tolerance: toleranceFlag('with --baseline: allowed regression (default 10%)'),
-  seed: flag(whole('--seed', 0, 2 ** 31 - 1).optional(), {
+  seed: flag(int('--seed', { min: 0, max: 2 ** 31 - 1 }).optional(), {
     flag: '--seed <n>',
     help: 'seed of the arrival schedule and the mix (default 1)',
   }),
@@ -286,10 +276,7 @@ function videoRules(f: LoadFlags): void {
   if (f.duration !== undefined && f.requests !== undefined)
     refuse('--requests', 'cannot be combined with --duration (choose one end)');
   if (f.concurrency !== undefined && f.concurrency > MAX_VIDEO_CONCURRENCY)
-    refuse(
-      '--concurrency',
-      `"${f.concurrency}" must be a whole number from 1 to ${MAX_VIDEO_CONCURRENCY} with --api video`,
-    );
+    refuse('--concurrency', `must be an integer from 1 to ${MAX_VIDEO_CONCURRENCY} with --api video`);
   const model = (f.model as string).trim();
   videoPricing({
     model,
