@@ -1,13 +1,13 @@
 /**
  * What a `.part` file belongs to, and who is writing it. A download keeps `<file>.part` (the bytes so far),
  * `<file>.part.json` (the download's id and URL, and the server's validator: ETag / Last-Modified) and, while it
- * runs, `<file>.part.lock` (created exclusively, holding the writer's pid). A part is resumed only by the same
- * download, with `If-Range`, and never by two processes at once.
+ * runs, `<file>.part.lock` (core/lock.ts: the writer's pid and host). A part is resumed only by the same download,
+ * with `If-Range`, and never by two processes at once.
  */
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { GwError } from './errors.js';
-import { errnoOf, fsError } from './fs-errors.js';
+import { fsError } from './fs-errors.js';
+import { describeOwner, tryLock } from './lock.js';
 
 /** What a partial download is a part of. */
 export interface PartIdentity {
@@ -72,87 +72,16 @@ export function resumeValidator(meta: PartMeta | undefined, identity: PartIdenti
   return meta.lastModified;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return errnoOf(e) === 'EPERM';
-  }
-}
-
-/** A lock whose owner is gone (dead pid on this host), or an empty lock older than a minute (crash mid-create). */
-function stale(lock: string): boolean {
-  let text: string;
-  try {
-    text = readFileSync(lock, 'utf8');
-  } catch {
-    return true;
-  }
-  const m = /^(\d+) (.*)$/m.exec(text.trim());
-  if (m === null) {
-    try {
-      return Date.now() - statSync(lock).mtimeMs > 60_000;
-    } catch {
-      return true;
-    }
-  }
-  if (m[2] !== hostname()) return false; // another machine (shared disk): cannot tell, trust it
-  const pid = Number(m[1]);
-  return pid !== process.pid && !alive(pid);
-}
-
 /**
- * Takes the exclusive lock of `part` (`O_EXCL` create of `<part>.lock` holding `pid host`). A lock left by a
- * process that no longer runs is taken over; a live one is a clear error. Returns the release function.
+ * Takes the exclusive lock of `part` (`<part>.lock`, through core/lock.ts: a lock left by a process that no longer
+ * runs, or by a zombie, is taken over; a live one is a clear error). Returns the release function.
  */
 export function lockPart(part: string, file: string): () => void {
   const lock = lockPath(part);
-  for (let attempt = 0; ; attempt++) {
-    let fd: number;
-    try {
-      fd = openSync(lock, 'wx', 0o644);
-    } catch (e) {
-      if (errnoOf(e) === 'EEXIST' && attempt === 0 && stale(lock)) {
-        try {
-          unlinkSync(lock);
-        } catch {
-          // someone else took it over first: the next attempt tells
-        }
-        continue;
-      }
-      if (errnoOf(e) === 'EEXIST') {
-        let owner = '';
-        try {
-          owner = readFileSync(lock, 'utf8').trim().split(' ')[0] ?? '';
-        } catch {
-          // vanished meanwhile
-        }
-        throw new GwError(
-          `another gw process${owner !== '' ? ` (pid ${owner})` : ''} is downloading to ${file}`,
-          {
-            code: 'download_locked',
-            hint: `wait for it to finish; if no gw is running, remove ${lock}`,
-          },
-        );
-      }
-      throw fsError(e, {
-        path: lock,
-        action: 'create the lock file',
-        hint: 'check that the directory is writable',
-      });
-    }
-    try {
-      writeSync(fd, `${process.pid} ${hostname()}\n`);
-    } finally {
-      closeSync(fd);
-    }
-    return () => {
-      try {
-        unlinkSync(lock);
-      } catch {
-        // already removed
-      }
-    };
-  }
+  const a = tryLock(lock);
+  if ('release' in a) return a.release;
+  throw new GwError(`${describeOwner(a.held)} is downloading to ${file}`, {
+    code: 'download_locked',
+    hint: `wait for it to finish; if no gw is running, remove ${lock}`,
+  });
 }
