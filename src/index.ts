@@ -1,7 +1,7 @@
 /**
  * gw as a library: the typed gateway client, its resources, the contract's schemas and the stream types, and the
- * engines that are libraries (`runLoad`, `runVideoLoad`, `mergeReports`, `compareReports`). No CLI: nothing here
- * prints, exits, or names gw commands (the CLI is `bin/gw`).
+ * engines that are libraries (`runLoad`, `runVideoLoad`, `mergeReports`, `compareReports`; `runBatch` and its
+ * siblings). No CLI: nothing here prints or exits (the CLI is `bin/gw`).
  */
 export { GatewayClient, buildQuery } from './client/gateway-client.js';
 export type {
@@ -63,3 +63,26 @@ export { mergeReports } from './load/merge.js';
 export { compareReports, type Comparison, type ComparisonRow } from './load/compare.js';
 export { parseExpr, type Expr } from './load/expr.js';
 export { checkReport, type RunReport, type StepReport, type VideoFigures } from './load/schema.js';
+
+// The batch engine as a library: options objects in, documents out; nothing printed.
+export { runBatch, retryBatch } from './batch/session.js';
+export { planBatch, type PlanBatchOptions, type BatchPlanDoc } from './batch/plan.js';
+export { batchStatus, type StatusDoc } from './batch/status.js';
+export { mergeBatches, type MergeOptions, type MergeReport } from './batch/merge.js';
+export { downloadBatch, type DownloadBatchOptions, type DownloadBatchDoc } from './batch/download.js';
+export { parseShard, shardOf, type Shard } from './batch/shard.js';
+export type {
+  RunBatchOptions,
+  RetryBatchOptions,
+  BatchRunDoc,
+  BatchClock,
+  BatchJournal,
+  BatchSinks,
+  ClientSource,
+  JournaledCreate,
+  JournaledKind,
+  ResumeCommand,
+  RunReason,
+  RunStats,
+} from './batch/options.js';
+export type { OutputLine, SavedFile } from './batch/output.js';

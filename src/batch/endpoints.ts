@@ -16,8 +16,8 @@ export type EndpointKind = 'sync' | 'video' | 'alpha' | 'beta';
 export interface Endpoint {
   url: string;
   kind: EndpointKind;
-  /** The contract's first violation of a body, or undefined. */
-  check(body: unknown): Promise<RuleViolation | undefined>;
+  /** Every contract violation of a body (none: it may be sent). */
+  check(body: unknown): Promise<RuleViolation[]>;
   /** Sends the body through the client's resource for it. */
   send(
     client: GatewayClient,
@@ -39,14 +39,9 @@ export const BATCH_URLS = [
   '/beta/api/v3/contents/generations/tasks',
 ] as const;
 
-type Schemas = typeof TextContract;
-
-function zodCheck(
-  pick: (t: Schemas) => Parameters<typeof check>[0],
-  body: unknown,
-): Promise<RuleViolation | undefined> {
-  const r = check(pick(TextContract), body);
-  return Promise.resolve(r.ok ? undefined : r.violation);
+function zodCheck(schema: Parameters<typeof check>[0], body: unknown): Promise<RuleViolation[]> {
+  const r = check(schema, body);
+  return Promise.resolve(r.ok ? [] : r.violations);
 }
 
 let resolver: ((host: string) => Promise<string[]>) | undefined;
@@ -76,55 +71,49 @@ const TABLE: Record<string, Endpoint> = {
   '/v1/chat/completions': {
     url: '/v1/chat/completions',
     kind: 'sync',
-    check: (b) => zodCheck((t) => t.chatCreateParamsSchema, b),
+    check: (b) => zodCheck(TextContract.chatCreateParamsSchema, b),
     send: (c, b, signal) => withMod(chatMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/responses': {
     url: '/v1/responses',
     kind: 'sync',
-    check: (b) => zodCheck((t) => t.responseCreateParamsSchema, b),
+    check: (b) => zodCheck(TextContract.responseCreateParamsSchema, b),
     send: (c, b, signal) => withMod(responsesMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/messages': {
     url: '/v1/messages',
     kind: 'sync',
-    check: (b) => zodCheck((t) => t.messageCreateParamsSchema, b),
+    check: (b) => zodCheck(TextContract.messageCreateParamsSchema, b),
     send: (c, b, signal) => withMod(messagesMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/embeddings': {
     url: '/v1/embeddings',
     kind: 'sync',
-    check: (b) => zodCheck((t) => t.embeddingCreateParamsSchema, b),
+    check: (b) => zodCheck(TextContract.embeddingCreateParamsSchema, b),
     send: (c, b, signal) => withMod(embeddingsMod, (m) => m.create(c, b as never, { signal })),
   },
   '/v1/images/generations': {
     url: '/v1/images/generations',
     kind: 'sync',
-    check: (b) => zodCheck((t) => t.imageGenerateParamsSchema, b),
+    check: (b) => zodCheck(TextContract.imageGenerateParamsSchema, b),
     send: (c, b, signal) => withMod(imagesMod, (m) => m.generate(c, b as never, { signal })),
   },
   '/v1/images/edits': {
     url: '/v1/images/edits',
     kind: 'sync',
-    check: (b) => zodCheck((t) => t.imageEditParamsSchema, b),
+    check: (b) => zodCheck(TextContract.imageEditParamsSchema, b),
     send: (c, b, signal) => withMod(imagesMod, (m) => m.edit(c, b as never, { signal })),
   },
   '/v1/videos': {
     url: '/v1/videos',
     kind: 'video',
-    check: (b) => {
-      const r = check(videoCreateSchema, b);
-      return Promise.resolve(r.ok ? undefined : r.violation);
-    },
+    check: (b) => zodCheck(videoCreateSchema, b),
     send: (c, b, signal) => withMod(videosMod, (m) => m.create(c, b as never, { signal })),
   },
   '/alpha/v1/videos/image2video': {
     url: '/alpha/v1/videos/image2video',
     kind: 'alpha',
-    check: (b) => {
-      const r = check(alphaImage2VideoRequestSchema, b);
-      return Promise.resolve(r.ok ? undefined : r.violation);
-    },
+    check: (b) => zodCheck(alphaImage2VideoRequestSchema, b),
     send: (c, b, signal) => withMod(alphaMod, (m) => m.image2video(c, b, { signal })),
   },
   '/beta/api/v3/contents/generations/tasks': {
@@ -134,7 +123,7 @@ const TABLE: Record<string, Endpoint> = {
       const tasks = await betaMod();
       resolver ??= tasks.cachingResolver();
       const r = await checkBetaTaskCreate(b, resolver);
-      return r.ok ? undefined : r.violation;
+      return r.ok ? [] : r.violations;
     },
     send: async (c, b, signal) => {
       const tasks = await betaMod();

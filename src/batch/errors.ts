@@ -1,8 +1,10 @@
 /**
  * What a failed create means for billing. A 429 means nothing was created (resend it); a connection that failed
- * before the request was written created nothing either (resend it); an error answer created nothing (the item
- * failed); anything else — a connection lost after the request was written, a timeout waiting for the answer, an
- * answer that could not be read — may have created it: in doubt, never resent silently.
+ * before the request was written created nothing either (resend it); an error answer of the gateway created
+ * nothing (the item failed); anything else — a connection lost after the request was written, a timeout waiting
+ * for the answer, an answer that could not be read, a 502/503/504 or a 5xx that is not the gateway's JSON error
+ * (a front proxy that gave up while the gateway may have accepted the create) — may have created it: in doubt,
+ * never resent silently, and its estimate stays in the spend.
  */
 import { NEVER_CONNECTED_CODES } from '../client/network-errors.js';
 import { GwError, InterruptedError, TimeoutError, UsageError } from '../core/errors.js';
@@ -21,6 +23,9 @@ export type SendOutcome =
     }
   | { kind: 'auth'; error: Error }
   | { kind: 'doubt'; code: string; message: string; requestId?: string | undefined };
+
+/** Statuses a proxy in front of the gateway answers while the gateway may still be working on the request. */
+const PROXY_STATUSES = new Set([502, 503, 504]);
 
 /** The client's own names for failures before any request byte could leave (refused, DNS, TLS, proxy tunnel). */
 const NOT_SENT_FAILURES = new Set(['connection_refused', 'dns_failed', 'tls_failed', 'proxy_failed']);
@@ -66,6 +71,9 @@ export function classify(e: unknown): SendOutcome {
       return { kind: 'auth', error: e instanceof Error ? e : new GwError(message) };
     }
     const body = (e as { body?: unknown }).body;
+    if (status >= 500 && (PROXY_STATUSES.has(status) || body === undefined)) {
+      return { kind: 'doubt', code: code ?? `http_${status}`, message, requestId };
+    }
     return { kind: 'failed', status, code: code ?? `http_${status}`, message, body: body ?? null, requestId };
   }
   const interrupted = e instanceof InterruptedError || code === 'interrupted';

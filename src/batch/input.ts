@@ -1,11 +1,12 @@
 /**
  * The batch input: OpenAI Batch input format, one request per line, read as a stream (memory does not grow with
- * the file). Parsing and the checks of one line live here; the contract rules are in endpoints.ts.
+ * the file). Parsing and the checks of one line live here (every problem of a line, not only its first); the
+ * contract rules are in endpoints.ts.
  */
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { BATCH_URLS, endpointFor, modelOf, type Endpoint } from './endpoints.js';
+import { longestDownloadName, NAME_MAX_BYTES } from '../core/download.js';
+import { BATCH_URLS, endpointFor, modelOf, type Endpoint, type EndpointKind } from './endpoints.js';
+import { badLineRule, isBad, readLines } from './lines.js';
 
 /** One request of the file. */
 export interface BatchLine {
@@ -26,22 +27,17 @@ export interface LineProblem {
   message: string;
 }
 
-/** Lines of a file (or standard input) with their numbers; blank lines are skipped but counted. */
-export async function* readLines(
-  source: string | Readable,
-): AsyncGenerator<{ lineNo: number; text: string }> {
-  const input = typeof source === 'string' ? createReadStream(source, { highWaterMark: 256 * 1024 }) : source;
-  const rl = createInterface({ input, crlfDelay: Infinity });
-  let lineNo = 0;
-  try {
-    for await (const text of rl) {
-      lineNo++;
-      if (text.trim().length === 0) continue;
-      yield { lineNo, text };
+/** A line's text, or the problems that keep it from being read at all. */
+export type InputLine = { lineNo: number; text: string } | { lineNo: number; problems: LineProblem[] };
+
+/** The non-blank lines of a batch file (or standard input) with their numbers; blank lines are counted. */
+export async function* inputLines(source: string | Readable): AsyncGenerator<InputLine> {
+  for await (const l of readLines(source)) {
+    if (isBad(l)) {
+      yield { lineNo: l.lineNo, problems: [{ lineNo: l.lineNo, field: 'line', message: badLineRule(l) }] };
+      continue;
     }
-  } finally {
-    rl.close();
-    if (typeof source === 'string') input.destroy();
+    if (l.text.trim().length > 0) yield { lineNo: l.lineNo, text: l.text };
   }
 }
 
@@ -61,58 +57,76 @@ function pathOf(url: string): string {
   return url;
 }
 
-/** Parses the envelope of one line (not the body's contract rules). */
-export function parseLine(lineNo: number, text: string): BatchLine | LineProblem {
+/**
+ * What a custom_id may be. It names the files of a line that downloads (`files/<id>.<ext>`, a beta task's
+ * `files/<id>.last_frame.<ext>`, each with `.part`, `.part.json` and `.part.lock` beside it while it downloads):
+ * the longest of those names must fit the file system's NAME_MAX. The budget is counted in bytes of UTF-8.
+ */
+function customIdProblem(id: string, kind: EndpointKind | undefined): string | undefined {
+  if (/[\\/\0]|^\.\.?$/.test(id)) {
+    return 'must not hold "/", "\\" or NUL, nor be "." or ".." (it names files)';
+  }
+  if (kind === 'video' || kind === 'beta') {
+    // The longest extension a result URL gives (extensionOf: 2 to 5 letters).
+    const suffix = kind === 'beta' ? '.last_frame.xxxxx' : '.xxxxx';
+    const extra = Buffer.byteLength(longestDownloadName(suffix));
+    const bytes = Buffer.byteLength(id);
+    if (bytes + extra > NAME_MAX_BYTES) {
+      return `is ${bytes} bytes; a ${kind === 'beta' ? 'beta task' : 'video'} line names its files after it (files/<custom_id>${suffix.replace('xxxxx', '<ext>')}.part.lock while downloading), which must fit ${NAME_MAX_BYTES} bytes: at most ${NAME_MAX_BYTES - extra} bytes`;
+    }
+  } else if (id.length > 512) {
+    return 'must be at most 512 characters';
+  }
+  return undefined;
+}
+
+/** The envelope's problems: custom_id, method, url, body. */
+function envelopeProblems(
+  v: Record<string, unknown>,
+  endpoint: Endpoint | undefined,
+): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const customId = v.custom_id;
+  if (typeof customId !== 'string' || customId.length === 0) {
+    out.push(['custom_id', 'is required: a non-empty string']);
+  } else {
+    const p = customIdProblem(customId, endpoint?.kind);
+    if (p !== undefined) out.push(['custom_id', p]);
+  }
+  if (v.method !== undefined && v.method !== 'POST') {
+    out.push(['method', 'must be "POST" (every batch endpoint is a create)']);
+  }
+  if (typeof v.url !== 'string') out.push(['url', `is required: one of ${BATCH_URLS.join(', ')}`]);
+  else if (endpoint === undefined) out.push(['url', `"${v.url}" is not one of ${BATCH_URLS.join(', ')}`]);
+  if (!isObject(v.body)) out.push(['body', 'is required: a JSON object']);
+  else if (v.body.stream === true && endpoint?.kind === 'sync') {
+    out.push(['body.stream', 'must not be true: a batch stores whole answers (drop "stream")']);
+  }
+  return out;
+}
+
+/** Parses the envelope of one line (not the body's contract rules): the request, or every problem found. */
+export function parseLine(lineNo: number, text: string): BatchLine | LineProblem[] {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { lineNo, field: 'line', message: `is not valid JSON (${why})` };
+    return [{ lineNo, field: 'line', message: `is not valid JSON (${why})` }];
   }
-  if (!isObject(v)) return { lineNo, field: 'line', message: 'must be a JSON object' };
-  const customId = v.custom_id;
-  if (typeof customId !== 'string' || customId.length === 0) {
-    return { lineNo, field: 'custom_id', message: 'is required: a non-empty string' };
+  if (!isObject(v)) return [{ lineNo, field: 'line', message: 'must be a JSON object' }];
+  const url = typeof v.url === 'string' ? pathOf(v.url) : undefined;
+  const endpoint = url !== undefined ? endpointFor(url) : undefined;
+  const problems = envelopeProblems(v, endpoint);
+  const customId = typeof v.custom_id === 'string' && v.custom_id !== '' ? v.custom_id : undefined;
+  if (problems.length > 0 || endpoint === undefined || url === undefined || customId === undefined) {
+    return problems.map(([field, message]) => ({ lineNo, customId, field, message }));
   }
-  if (customId.length > 512 || /[\\/\0]|^\.\.?$/.test(customId)) {
-    return {
-      lineNo,
-      customId,
-      field: 'custom_id',
-      message:
-        'must be at most 512 characters without "/", "\\" or NUL, and not "." or ".." (it names files)',
-    };
-  }
-  if (v.method !== undefined && v.method !== 'POST') {
-    return {
-      lineNo,
-      customId,
-      field: 'method',
-      message: 'must be "POST" (every batch endpoint is a create)',
-    };
-  }
-  if (typeof v.url !== 'string') {
-    return { lineNo, customId, field: 'url', message: `is required: one of ${BATCH_URLS.join(', ')}` };
-  }
-  const url = pathOf(v.url);
-  const endpoint = endpointFor(url);
-  if (endpoint === undefined) {
-    return { lineNo, customId, field: 'url', message: `"${v.url}" is not one of ${BATCH_URLS.join(', ')}` };
-  }
-  if (!isObject(v.body)) return { lineNo, customId, field: 'body', message: 'is required: a JSON object' };
-  if (v.body.stream === true && endpoint.kind === 'sync') {
-    return {
-      lineNo,
-      customId,
-      field: 'body.stream',
-      message: 'must not be true: a batch stores whole answers (drop "stream")',
-    };
-  }
-  return { lineNo, customId, url, body: v.body, endpoint, model: modelOf(url, v.body) };
+  const body = v.body as Record<string, unknown>;
+  return { lineNo, customId, url, body, endpoint, model: modelOf(url, body) };
 }
 
-/** True when parseLine found a problem. */
-export function isProblem(x: BatchLine | LineProblem): x is LineProblem {
-  return !('endpoint' in x);
+/** True when parseLine found problems. */
+export function isProblem(x: BatchLine | LineProblem[]): x is LineProblem[] {
+  return Array.isArray(x);
 }

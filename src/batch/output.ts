@@ -1,13 +1,27 @@
 /**
  * The lines of results.jsonl and errors.jsonl: the OpenAI Batch output format
  * (`{id, custom_id, response: {status_code, request_id, body}, error}`) plus gw's `task` (the final task record of
- * async items) and `files` (what was downloaded, with byte counts).
+ * async items) and `files` (what was downloaded: paths relative to the batch directory, with byte counts). Their
+ * schema, next to their writer, is what every reader (resume, retry, merge, download) checks them against.
  */
-/** A downloaded file of an item. */
-export interface SavedFile {
-  path: string;
-  bytes: number;
-}
+import * as z from 'zod';
+
+const savedFileSchema = z.object({ path: z.string(), bytes: z.number().int().nonnegative() });
+
+/** A downloaded file of an item: `files/<name>`, relative to the batch directory. */
+export type SavedFile = z.infer<typeof savedFileSchema>;
+
+/** One output line, as read back (fields gw does not know are kept). */
+export const outputLineSchema = z.looseObject({
+  id: z.string(),
+  custom_id: z.string(),
+  response: z
+    .looseObject({ status_code: z.number(), request_id: z.string().nullable(), body: z.unknown() })
+    .nullable(),
+  error: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
+  task: z.unknown().optional(),
+  files: z.array(savedFileSchema).optional(),
+});
 
 /** One output line. */
 export interface OutputLine {
@@ -35,6 +49,8 @@ export function outputId(customId: string): string {
  * The JSON text of an output line. `raw`: the answer's text as the gateway sent it, whose parse is
  * `l.response.body`; when it fits on one line it is written as it came instead of being serialised again (a
  * batch's results are mostly answers, and re-serialising each one was its largest single cost after the network).
+ * An answer with a `\u` escape is serialised again: an escape can spell a secret the redactor would not see, and
+ * JSON.stringify writes every character but control characters as itself.
  */
 export function serializeLine(l: OutputLine, raw?: string): string {
   const body = raw?.trim();
@@ -44,7 +60,8 @@ export function serializeLine(l: OutputLine, raw?: string): string {
     l.response === null ||
     l.task !== undefined ||
     l.files !== undefined ||
-    /[\n\r]/.test(body)
+    /[\n\r]/.test(body) ||
+    body.includes('\\u')
   ) {
     return JSON.stringify(l);
   }

@@ -1,17 +1,18 @@
 /**
  * After a crash: an item whose last record is "sending" had its create in flight when the process died. If its
- * answer reached results.jsonl / errors.jsonl (written before the state record), it is finished; otherwise the
- * create may or may not have reached the gateway: it is in doubt, and only resent on request. An item whose last
- * record is "created" (a task being followed) is finished the same way when its line made it to a file before the
- * state record did; otherwise it is followed again.
+ * answer reached results.jsonl / errors.jsonl (written before the state record), it is finished. If the journal
+ * holds the task its create made (journaled before the state record), it is created: followed like any other.
+ * Otherwise the create may or may not have reached the gateway: it is in doubt, and only resent on request. An
+ * item whose last record is "created" (a task being followed) is finished the same way when its line made it to a
+ * file before the state record did; otherwise it is followed again.
  */
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { impliedSpend } from '../contract/estimate.js';
-import { outputLine } from './output.js';
-import { ERRORS_FILE, RESULTS_FILE, type BatchState, type BatchWriter } from './state.js';
+import { readRecords } from './lines.js';
+import type { BatchJournal, JournaledKind } from './options.js';
+import { outputLine, outputLineSchema } from './output.js';
+import { ERRORS_FILE, RESULTS_FILE, type BatchState, type BatchWriter, type TaskKind } from './state.js';
 
 /** What a line of results.jsonl / errors.jsonl says of an item. */
 interface Found {
@@ -19,6 +20,19 @@ interface Found {
   code?: string;
   /** The followed task's final record (the line's `task`). */
   task?: Record<string, unknown>;
+}
+
+const CUSTOM_ID = /"custom_id":("(?:[^"\\]|\\.)*")/;
+
+/** The custom_id a line names, read without parsing the whole line (most lines are not wanted). */
+function customIdOf(text: string): string | undefined {
+  const m = CUSTOM_ID.exec(text);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(m[1] as string) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 async function findLines(
@@ -32,29 +46,30 @@ async function findLines(
   } catch {
     return;
   }
-  const input = createReadStream(path, { highWaterMark: 256 * 1024 });
-  const rl = createInterface({ input, crlfDelay: Infinity });
-  for await (const line of rl) {
-    const m = /"custom_id":("(?:[^"\\]|\\.)*")/.exec(line);
-    if (!m) continue;
-    let id: string;
-    try {
-      id = JSON.parse(m[1] as string) as string;
-    } catch {
-      continue;
-    }
-    if (!ids.has(id)) continue;
-    let code: string | undefined;
-    let task: Record<string, unknown> | undefined;
-    try {
-      const o = JSON.parse(line) as { error?: { code?: string } | null; task?: unknown };
-      code = o.error?.code;
-      if (o.task !== null && typeof o.task === 'object') task = o.task as Record<string, unknown>;
-    } catch {
-      code = undefined;
-    }
-    found.set(id, { file, ...(code !== undefined ? { code } : {}), ...(task !== undefined ? { task } : {}) });
+  const wanted = (text: string): boolean => {
+    const id = customIdOf(text);
+    return id !== undefined && ids.has(id);
+  };
+  for await (const { value: o } of readRecords(path, outputLineSchema, 'a batch output line', wanted)) {
+    const code = o.error?.code;
+    const task =
+      o.task !== null && typeof o.task === 'object' ? (o.task as Record<string, unknown>) : undefined;
+    found.set(o.custom_id, {
+      file,
+      ...(code !== undefined ? { code } : {}),
+      ...(task !== undefined ? { task } : {}),
+    });
   }
+}
+
+const KIND_OF: Record<JournaledKind, TaskKind> = { video: 'video', alpha: 'alpha', 'beta-task': 'beta' };
+
+/** Options of reconcile. */
+export interface ReconcileOptions {
+  /** Forget every in-doubt item so it is sent again. */
+  resendInDoubt: boolean;
+  journal?: BatchJournal | undefined;
+  now: () => number;
 }
 
 /** Settles "sending" items from a crashed run; with `resendInDoubt`, forgets every in-doubt item so it is sent again. */
@@ -62,7 +77,7 @@ export async function reconcile(
   dir: string,
   state: BatchState,
   writer: BatchWriter,
-  resendInDoubt: boolean,
+  o: ReconcileOptions,
 ): Promise<void> {
   const sending = new Set<string>();
   const open = new Set<string>();
@@ -74,45 +89,80 @@ export async function reconcile(
     const found = new Map<string, Found>();
     await findLines(join(dir, RESULTS_FILE), open, found, 'results');
     await findLines(join(dir, ERRORS_FILE), open, found, 'errors');
+    const lost = new Map<string, number>();
     for (const id of open) {
       const f = found.get(id);
-      const at = Date.now();
       // A followed task whose line is not in a file is simply followed again.
       if (!sending.has(id) && (f === undefined || f.code === 'in_doubt')) continue;
-      if (f?.file === 'results') {
-        // A followed task's line carries its final record: the spend it implies, as the run would have recorded.
-        const url = state.created.get(id)?.url;
-        const spend = url !== undefined ? impliedSpend(url, undefined, f.task) : undefined;
-        const implied = spend !== undefined ? { c: spend.currency, a: spend.amount } : undefined;
-        const r = { e: 'done' as const, id, at, status: 200, ...(implied !== undefined ? { implied } : {}) };
-        state.apply(r);
-        await writer.append(r);
-      } else if (f?.file === 'errors' && f.code !== 'in_doubt') {
-        const r = { e: 'failed' as const, id, at, code: f.code ?? 'error' };
-        state.apply(r);
-        await writer.append(r);
-      } else {
-        const reason = 'no answer recorded: the run stopped while this create was in flight';
-        const r = { e: 'doubt' as const, id, at, reason };
-        state.apply(r);
-        await writer.append(r, {
-          file: 'errors',
-          line: JSON.stringify(
-            outputLine(id, null, {
-              code: 'in_doubt',
-              message: `${reason}; not resent (gw batch retry --in-doubt resends it)`,
-            }),
-          ),
-        });
-      }
+      if (f !== undefined && f.code !== 'in_doubt') await settle(state, writer, id, f, o.now());
+      else lost.set(id, state.sentAt.get(id) ?? Number.NaN);
     }
+    await fromJournal(dir, state, writer, lost, o);
+    for (const id of lost.keys()) await inDoubt(state, writer, id, o.now());
   }
-  if (resendInDoubt) {
+  if (o.resendInDoubt) {
     for (const [id, s] of [...state.status]) {
       if (s !== 'doubt') continue;
-      const r = { e: 'reset' as const, id, at: Date.now() };
+      const r = { e: 'reset' as const, id, at: o.now() };
       state.apply(r);
       await writer.append(r);
     }
   }
+}
+
+/** An item whose line made it to a file: finished as that line says. */
+async function settle(
+  state: BatchState,
+  writer: BatchWriter,
+  id: string,
+  f: Found,
+  at: number,
+): Promise<void> {
+  if (f.file === 'results') {
+    // A followed task's line carries its final record: the spend it implies, as the run would have recorded.
+    const url = state.created.get(id)?.url;
+    const spend = url !== undefined ? impliedSpend(url, undefined, f.task) : undefined;
+    const implied = spend !== undefined ? { c: spend.currency, a: spend.amount } : undefined;
+    const r = { e: 'done' as const, id, at, status: 200, ...(implied !== undefined ? { implied } : {}) };
+    state.apply(r);
+    await writer.append(r);
+    return;
+  }
+  const r = { e: 'failed' as const, id, at, code: f.code ?? 'error' };
+  state.apply(r);
+  await writer.append(r);
+}
+
+/** Items in flight whose create the journal holds (found by their send's time): created, so followed. */
+async function fromJournal(
+  dir: string,
+  state: BatchState,
+  writer: BatchWriter,
+  lost: Map<string, number>,
+  o: ReconcileOptions,
+): Promise<void> {
+  if (o.journal === undefined || lost.size === 0) return;
+  const tasks = await o.journal.find(dir, lost);
+  for (const [id, t] of tasks) {
+    const rid = t.requestId !== undefined ? { rid: t.requestId } : {};
+    const r = { e: 'created' as const, id, at: o.now(), task: t.id, kind: KIND_OF[t.kind], ...rid };
+    state.apply(r);
+    await writer.append(r);
+    lost.delete(id);
+  }
+}
+
+async function inDoubt(state: BatchState, writer: BatchWriter, id: string, at: number): Promise<void> {
+  const reason = 'no answer recorded: the run stopped while this create was in flight';
+  const r = { e: 'doubt' as const, id, at, reason };
+  state.apply(r);
+  await writer.append(r, {
+    file: 'errors',
+    line: JSON.stringify(
+      outputLine(id, null, {
+        code: 'in_doubt',
+        message: `${reason}; not resent (gw batch retry --in-doubt resends it)`,
+      }),
+    ),
+  });
 }

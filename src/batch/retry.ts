@@ -1,8 +1,11 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, stat } from 'node:fs/promises';
+/**
+ * What `gw batch retry` changes on disk once it is certain to run: the old lines of the items sent again leave
+ * errors.jsonl (rewritten whole: a copy, then a rename).
+ */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { once } from 'node:events';
+import { readRecords, rewrite } from './lines.js';
+import { outputLineSchema } from './output.js';
 import { ERRORS_FILE } from './state.js';
 
 /** Rewrites errors.jsonl without the lines of `ids` (items about to be sent again), atomically. */
@@ -14,20 +17,10 @@ export async function dropErrorLines(dir: string, ids: ReadonlySet<string>): Pro
   } catch {
     return;
   }
-  const tmp = `${path}.tmp`;
-  const out = createWriteStream(tmp, { mode: 0o600 });
-  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  for await (const line of rl) {
-    if (line.length === 0) continue;
-    let id: string | undefined;
-    try {
-      id = (JSON.parse(line) as { custom_id?: string }).custom_id;
-    } catch {
-      id = undefined;
+  await rewrite(path, async (out) => {
+    // A torn last line (a crash mid-write) is not kept: it would become a damaged line in the middle.
+    for await (const { value, text } of readRecords(path, outputLineSchema, 'a batch output line')) {
+      if (!ids.has(value.custom_id)) await out.write(`${text}\n`);
     }
-    if (id !== undefined && ids.has(id)) continue;
-    if (!out.write(`${line}\n`)) await once(out, 'drain');
-  }
-  await new Promise<void>((res, rej) => out.end((e?: Error | null) => (e ? rej(e) : res())));
-  await rename(tmp, path);
+  });
 }

@@ -3,10 +3,11 @@
  * custom_id uniqueness, the shard filter, and the counts and estimates `--dry-run` and `--budget` need. Streams:
  * only the set of custom_ids is held (and dropped after the pass).
  */
+import type { Readable } from 'node:stream';
 import { estimateRequest, type Currency } from '../contract/estimate.js';
-import { isProblem, parseLine, readLines, type LineProblem } from './input.js';
+import { inputLines, isProblem, parseLine, type LineProblem } from './input.js';
 import { shardOf, type Shard } from './shard.js';
-import type { BatchState } from './state.js';
+import { byCurrency, type BatchState } from './state.js';
 
 /** Counts of one endpoint and model. */
 export interface GroupCount {
@@ -28,6 +29,8 @@ export interface Scan {
   problems: LineProblem[];
   /** Problems beyond the ones kept in `problems`. */
   moreProblems: number;
+  /** Lines with at least one problem. */
+  badLines: number;
   groups: Map<string, GroupCount>;
   totals: Partial<Record<Currency, number>>;
   unpriced: number;
@@ -35,7 +38,8 @@ export interface Scan {
   currencies: Set<Currency>;
 }
 
-const KEEP_PROBLEMS = 200;
+/** Problems kept for the error (one document, bounded memory however many lines are bad). */
+export const KEEP_PROBLEMS = 1000;
 
 function round2(n: number): number {
   return Math.round(n * 100) / 100;
@@ -43,7 +47,7 @@ function round2(n: number): number {
 
 /** Runs the first pass. `validate: false` checks only the envelope (custom_id, url, body), not the contract. */
 export async function scan(
-  input: string,
+  input: string | Readable,
   o: { validate: boolean; shard?: Shard | undefined; state?: BatchState | undefined },
 ): Promise<Scan> {
   const s: Scan = {
@@ -51,21 +55,26 @@ export async function scan(
     inShard: 0,
     problems: [],
     moreProblems: 0,
+    badLines: 0,
     groups: new Map(),
     totals: {},
     unpriced: 0,
     currencies: new Set(),
   };
   const seen = new Set<string>();
+  let lastBad = 0;
   const problem = (p: LineProblem): void => {
+    if (p.lineNo !== lastBad) s.badLines++;
+    lastBad = p.lineNo;
     if (s.problems.length < KEEP_PROBLEMS) s.problems.push(p);
     else s.moreProblems++;
   };
-  for await (const { lineNo, text } of readLines(input)) {
+  for await (const l of inputLines(input)) {
     s.lines++;
-    const line = parseLine(lineNo, text);
+    const lineNo = l.lineNo;
+    const line = 'text' in l ? parseLine(lineNo, l.text) : l.problems;
     if (isProblem(line)) {
-      problem(line);
+      for (const p of line) problem(p);
       continue;
     }
     if (seen.has(line.customId)) {
@@ -84,16 +93,16 @@ export async function scan(
     const finished = status === 'done' || status === 'failed';
     // A finished line was checked when it was sent; a re-run does not pay for checking it again.
     if (o.validate && !finished) {
-      const v = await line.endpoint.check(line.body);
-      if (v !== undefined) {
+      const violations = await line.endpoint.check(line.body);
+      for (const v of violations) {
         problem({
           lineNo,
           customId: line.customId,
           field: `body.${v.field}`.replace(/^body\.body$/, 'body'),
           message: v.message,
         });
-        continue;
       }
+      if (violations.length > 0) continue;
     }
     const key = `${line.url}\t${line.model}`;
     let g = s.groups.get(key);
@@ -113,5 +122,9 @@ export async function scan(
       s.unpriced++;
     }
   }
+  const ordered = (t: Partial<Record<Currency, number>>) =>
+    byCurrency(Object.entries(t).map(([c, a]) => ({ c: c as Currency, a: a ?? 0 })));
+  s.totals = ordered(s.totals);
+  for (const g of s.groups.values()) g.priced = ordered(g.priced);
   return s;
 }

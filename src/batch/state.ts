@@ -6,75 +6,130 @@
  *
  * results.jsonl and errors.jsonl are appended through the same commit, and made durable before the state record
  * that says the item is finished: a crash between the two leaves a result line whose state still says
- * "sending", which the next run finds in the output files (never resending it).
+ * "sending", which the next run finds in the output files (never resending it). The log is read back through its
+ * schema (below, next to its writer): a damaged line is exit 2 naming the file and line.
  */
-import { createReadStream } from 'node:fs';
 import { mkdir, open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import * as z from 'zod';
 import type { Currency } from '../contract/estimate.js';
+import { fsError } from '../core/fs-errors.js';
+import { readRecords } from './lines.js';
 
 /** File names inside a batch directory. */
 export const STATE_FILE = 'state.jsonl';
 export const RESULTS_FILE = 'results.jsonl';
 export const ERRORS_FILE = 'errors.jsonl';
 export const FILES_DIR = 'files';
+/** The lock of the directory's one writer (core/lock.ts). */
+export const LOCK_FILE = 'batch.lock';
+
+/** Currencies in the one order every total is shown in (a run and its merge alike). */
+export const CURRENCIES: readonly Currency[] = ['CNY', 'USD'];
+
+const moneySchema = z.object({ c: z.enum(['CNY', 'USD']), a: z.number() });
 
 /** An amount in a currency. */
-export interface Money {
-  c: Currency;
-  a: number;
-}
+export type Money = z.infer<typeof moneySchema>;
+
+const runOptsSchema = z.object({
+  concurrency: z.number().int().positive(),
+  budgets: z.array(z.string()),
+  allowUnpriced: z.boolean(),
+  maxAttempts: z.number().int().positive(),
+  shard: z.string().optional(),
+  download: z.boolean(),
+});
 
 /** Options a run records for `retry`. */
-export interface RunRecordOptions {
-  concurrency: number;
-  budgets: string[];
-  allowUnpriced: boolean;
-  maxAttempts: number;
-  shard?: string | undefined;
-  download: boolean;
-}
+export type RunRecordOptions = z.infer<typeof runOptsSchema>;
+
+const id = { id: z.string(), at: z.number() };
+/** The request id of the answer the record is about, when the gateway sent one. */
+const rid = z.string().optional();
 
 /** One line of the state log. `at` is milliseconds since the epoch. */
-export type StateRecord =
-  | {
-      e: 'run';
-      at: number;
-      input: string;
-      argv: string[];
-      shard?: string | undefined;
-      /** The options of the run, so `gw batch retry` runs the same way. */
-      opts?: RunRecordOptions | undefined;
-    }
-  | { e: 'send'; id: string; at: number; url: string; model: string; est?: Money | undefined }
-  | { e: 'unsent'; id: string; at: number; code: string }
-  | { e: 'created'; id: string; at: number; task: string; kind: string; rid?: string | undefined }
-  | { e: 'task'; id: string; at: number; state: string }
-  | { e: 'done'; id: string; at: number; status: number; implied?: Money | undefined }
-  | { e: 'failed'; id: string; at: number; status?: number | undefined; code: string }
-  | { e: 'doubt'; id: string; at: number; reason: string }
-  | { e: 'reset'; id: string; at: number }
-  | {
-      e: 'end';
-      at: number;
-      exit: number;
-      reason: string;
-      /** The input as it was (size, mtime) and the totals: a re-run of an unchanged, complete batch is a no-op. */
-      input?: { path: string; size: number; mtimeMs: number; shard?: string | undefined } | undefined;
-      totals?: { total: number; done: number; failed: number; doubt: number } | undefined;
-    };
+export const stateRecordSchema = z.discriminatedUnion('e', [
+  z.object({
+    e: z.literal('run'),
+    at: z.number(),
+    input: z.string(),
+    argv: z.array(z.string()),
+    shard: z.string().optional(),
+    /** The run's identity (shards of one run share it); merge refuses directories of different runs. */
+    run: z.string().optional(),
+    /** The options of the run, so `gw batch retry` runs the same way. */
+    opts: runOptsSchema.optional(),
+  }),
+  z.object({ e: z.literal('send'), ...id, url: z.string(), model: z.string(), est: moneySchema.optional() }),
+  z.object({ e: z.literal('unsent'), ...id, code: z.string(), rid }),
+  z.object({
+    e: z.literal('created'),
+    ...id,
+    task: z.string(),
+    kind: z.enum(['video', 'alpha', 'beta']),
+    rid,
+    status: z.number().optional(),
+  }),
+  z.object({ e: z.literal('task'), ...id, state: z.string() }),
+  /** A created task that could not be followed to its end this time (a download cut): followed again next run. */
+  z.object({ e: z.literal('unfinished'), ...id, code: z.string(), message: z.string() }),
+  z.object({ e: z.literal('done'), ...id, status: z.number(), implied: moneySchema.optional(), rid }),
+  z.object({ e: z.literal('failed'), ...id, status: z.number().optional(), code: z.string(), rid }),
+  z.object({ e: z.literal('doubt'), ...id, reason: z.string(), rid }),
+  z.object({ e: z.literal('reset'), ...id }),
+  z.object({
+    e: z.literal('end'),
+    at: z.number(),
+    exit: z.number(),
+    reason: z.string(),
+    /** The input as it was (size, mtime) and the totals: a re-run of an unchanged, complete batch is a no-op. */
+    input: z
+      .object({ path: z.string(), size: z.number(), mtimeMs: z.number(), shard: z.string().optional() })
+      .optional(),
+    totals: z
+      .object({
+        total: z.number(),
+        done: z.number(),
+        failed: z.number(),
+        doubt: z.number(),
+        unfinished: z.number().optional(),
+      })
+      .optional(),
+  }),
+]);
+
+/** One line of the state log. */
+export type StateRecord = z.infer<typeof stateRecordSchema>;
 
 /** Where an item stands. */
 export type ItemStatus = 'sending' | 'created' | 'done' | 'failed' | 'doubt';
 
+/** The kinds of created (async) items. */
+export type TaskKind = Extract<StateRecord, { e: 'created' }>['kind'];
+
 /** What a created (async) item needs to be followed again. */
 export interface CreatedItem {
   task: string;
-  kind: string;
+  kind: TaskKind;
   url: string;
   /** The model of its create (its lane of the limits); '' when an older log did not say. */
   model: string;
+  /** The create's answer: status and request id (a resumed run writes them to results.jsonl). */
+  status?: number | undefined;
+  rid?: string | undefined;
+}
+
+/** Totals per currency, in the order of CURRENCIES, rounded to cents. */
+export function byCurrency(amounts: Iterable<Money>): Partial<Record<Currency, number>> {
+  const sums = new Map<Currency, number>();
+  for (const m of amounts) sums.set(m.c, (sums.get(m.c) ?? 0) + m.a);
+  const out: Partial<Record<Currency, number>> = {};
+  for (const c of CURRENCIES) {
+    const a = sums.get(c);
+    if (a !== undefined) out[c] = Math.round(a * 100) / 100;
+  }
+  return out;
 }
 
 /** Totals and per-item status rebuilt from the log (also kept up to date by a running batch). */
@@ -87,6 +142,10 @@ export class BatchState {
   readonly failureCode = new Map<string, string>();
   readonly urlOf = new Map<string, string>();
   readonly modelOf = new Map<string, string>();
+  /** When each item in flight was sent (its `send` record's `at`): the journal names a create by it. */
+  readonly sentAt = new Map<string, number>();
+  /** Created items whose last follow stopped short of their end (see the `unfinished` record). */
+  readonly unfinished = new Set<string>();
   runs: Extract<StateRecord, { e: 'run' }>[] = [];
   /**
    * False while a batch runs: an item finished in this run is never looked up again (custom_ids are unique), so it
@@ -103,6 +162,12 @@ export class BatchState {
     this.failureCode.delete(id);
   }
 
+  #settle(id: string): void {
+    this.created.delete(id);
+    this.sentAt.delete(id);
+    this.unfinished.delete(id);
+  }
+
   /** Applies one record. */
   apply(r: StateRecord): void {
     switch (r.e) {
@@ -110,9 +175,11 @@ export class BatchState {
         this.runs.push(r);
         return;
       case 'end':
+      case 'task':
         return;
       case 'send':
         this.status.set(r.id, 'sending');
+        this.sentAt.set(r.id, r.at);
         this.failureCode.delete(r.id);
         if (r.est !== undefined) this.estimate.set(r.id, r.est);
         else this.estimate.delete(r.id);
@@ -124,36 +191,41 @@ export class BatchState {
       case 'unsent':
       case 'reset':
         this.status.delete(r.id);
-        this.created.delete(r.id);
+        this.#settle(r.id);
         this.estimate.delete(r.id);
         this.implied.delete(r.id);
         this.failureCode.delete(r.id);
         return;
       case 'created':
         this.status.set(r.id, 'created');
+        this.sentAt.delete(r.id);
         this.created.set(r.id, {
           task: r.task,
           kind: r.kind,
           url: this.urlOf.get(r.id) ?? '',
           model: this.modelOf.get(r.id) ?? '',
+          status: r.status,
+          rid: r.rid,
         });
         return;
-      case 'task':
+      case 'unfinished':
+        this.unfinished.add(r.id);
         return;
       case 'done':
         this.status.set(r.id, 'done');
-        this.created.delete(r.id);
+        this.#settle(r.id);
         if (r.implied !== undefined) this.implied.set(r.id, r.implied);
         return;
       case 'failed':
         this.status.set(r.id, 'failed');
-        this.created.delete(r.id);
+        this.#settle(r.id);
         this.failureCode.set(r.id, r.code);
         // An error answer to the create billed nothing; a task that failed after creation keeps its estimate.
         if (r.status !== undefined && r.status >= 400) this.estimate.delete(r.id);
         return;
       case 'doubt':
         this.status.set(r.id, 'doubt');
+        this.sentAt.delete(r.id);
         return;
     }
   }
@@ -164,16 +236,9 @@ export class BatchState {
     for (const s of this.status.values()) c[s]++;
     return c;
   }
-
-  /** Sum of a money map per currency. */
-  static total(m: ReadonlyMap<string, Money>): Partial<Record<Currency, number>> {
-    const out: Partial<Record<Currency, number>> = {};
-    for (const v of m.values()) out[v.c] = Math.round(((out[v.c] ?? 0) + v.a) * 100) / 100;
-    return out;
-  }
 }
 
-/** Reads a batch directory's state log (a torn last line from a crash is ignored). */
+/** Reads a batch directory's state log (a torn last line from a crash is ignored; a damaged one is exit 2). */
 export async function loadState(
   dir: string,
   onRecord?: (r: StateRecord) => void,
@@ -185,20 +250,9 @@ export async function loadState(
     return undefined;
   }
   const state = new BatchState();
-  const rl = createInterface({
-    input: createReadStream(path, { highWaterMark: 256 * 1024 }),
-    crlfDelay: Infinity,
-  });
-  for await (const line of rl) {
-    if (line.length === 0) continue;
-    let r: StateRecord;
-    try {
-      r = JSON.parse(line) as StateRecord;
-    } catch {
-      continue;
-    }
-    state.apply(r);
-    onRecord?.(r);
+  for await (const { value } of readRecords(path, stateRecordSchema, 'a state record')) {
+    state.apply(value);
+    onRecord?.(value);
   }
   return state;
 }
@@ -217,8 +271,8 @@ export async function readLastRecord(dir: string): Promise<StateRecord | undefin
     const buf = Buffer.alloc(span);
     await fh.read(buf, 0, span, size - span);
     const text = buf.toString('utf8').trimEnd();
-    const last = text.slice(text.lastIndexOf('\n') + 1);
-    return JSON.parse(last) as StateRecord;
+    const r = stateRecordSchema.safeParse(JSON.parse(text.slice(text.lastIndexOf('\n') + 1)));
+    return r.success ? r.data : undefined;
   } catch {
     return undefined;
   } finally {
@@ -226,29 +280,42 @@ export async function readLastRecord(dir: string): Promise<StateRecord | undefin
   }
 }
 
-/** Cuts a torn last line (a crash in the middle of a write) so appends start on a fresh line. */
-async function repairTail(path: string): Promise<void> {
-  let size: number;
+/**
+ * Where a file ends once a torn last line (a crash in the middle of a write) is cut: after its last newline,
+ * looked for backwards a block at a time however long the torn line is; 0 when it holds no newline at all.
+ */
+async function completeLength(fh: FileHandle, size: number): Promise<number> {
+  const block = Buffer.alloc(Math.min(size, 64 * 1024));
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - block.length);
+    const n = end - start;
+    await fh.read(block, 0, n, start);
+    const nl = block.subarray(0, n).lastIndexOf(0x0a);
+    if (nl >= 0) return start + nl + 1;
+    end = start;
+  }
+  return 0;
+}
+
+/** Cuts a torn last line so appends start on a fresh line; never a byte before the last complete line. */
+export async function repairTail(path: string): Promise<void> {
+  let fh: FileHandle;
   try {
-    size = (await stat(path)).size;
+    fh = await open(path, 'r');
   } catch {
     return;
   }
-  if (size === 0) return;
-  const fh = await open(path, 'r');
+  let keep: number | undefined;
   try {
-    const span = Math.min(size, 1 << 20);
-    const buf = Buffer.alloc(span);
-    await fh.read(buf, 0, span, size - span);
-    if (buf[span - 1] === 0x0a) return;
-    const nl = buf.lastIndexOf(0x0a);
-    const keep = nl >= 0 ? size - span + nl + 1 : 0;
-    await fh.close();
-    await truncate(path, keep);
-    return;
+    const size = (await fh.stat()).size;
+    const last = Buffer.alloc(1);
+    if (size > 0) await fh.read(last, 0, 1, size - 1);
+    if (size > 0 && last[0] !== 0x0a) keep = await completeLength(fh, size);
   } finally {
-    await fh.close().catch(() => undefined);
+    await fh.close();
   }
+  if (keep !== undefined) await truncate(path, keep);
 }
 
 type Waiter = { resolve: () => void; reject: (e: unknown) => void };
@@ -265,6 +332,7 @@ export class BatchWriter {
   #failed: Error | undefined;
 
   private constructor(
+    private readonly dir: string,
     private readonly state: FileHandle,
     private readonly results: FileHandle,
     private readonly errors: FileHandle,
@@ -274,9 +342,13 @@ export class BatchWriter {
   static async open(dir: string): Promise<BatchWriter> {
     await mkdir(dir, { recursive: true });
     const paths = [STATE_FILE, RESULTS_FILE, ERRORS_FILE].map((f) => join(dir, f));
-    for (const p of paths) await repairTail(p);
-    const [s, r, e] = await Promise.all(paths.map((p) => open(p, 'a', 0o600)));
-    return new BatchWriter(s as FileHandle, r as FileHandle, e as FileHandle);
+    try {
+      for (const p of paths) await repairTail(p);
+      const [s, r, e] = await Promise.all(paths.map((p) => open(p, 'a', 0o600)));
+      return new BatchWriter(dir, s as FileHandle, r as FileHandle, e as FileHandle);
+    } catch (e) {
+      throw fsError(e, { path: dir, action: 'write the batch files in' });
+    }
   }
 
   /** Appends a state record (and an output line), resolving once both are on disk. */
@@ -312,7 +384,7 @@ export class BatchWriter {
           await this.state.datasync();
           for (const w of batch.waiters) w.resolve();
         } catch (e) {
-          this.#failed = e instanceof Error ? e : new Error('could not write the batch state');
+          this.#failed = fsError(e, { path: this.dir, action: 'write the batch files in' });
           for (const w of batch.waiters) w.reject(e);
           for (const w of this.#pending.waiters) w.reject(e);
           this.#pending.waiters = [];

@@ -4,7 +4,7 @@
  * their times, and the estimated spend over time.
  */
 import { parseBudget, type Currency } from '../contract/estimate.js';
-import { BatchState, loadState, type StateRecord } from './state.js';
+import { byCurrency, CURRENCIES, loadState, type StateRecord } from './state.js';
 
 /** One item's history. */
 export interface ItemTimeline {
@@ -29,6 +29,8 @@ export interface StatusDoc {
     in_doubt: number;
     running: number;
     sending: number;
+    /** Running items whose last follow stopped short (a download cut): the next run or retry resumes them. */
+    unfinished: number;
   };
   spend: {
     estimated: Partial<Record<Currency, number>>;
@@ -48,7 +50,7 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
   const items = new Map<string, ItemTimeline>();
   const over: Array<{ at: number; c: Currency; a: number }> = [];
   let lastEnd: StateRecord | undefined;
-  const state: BatchState | undefined = await loadState(dir, (r) => {
+  const state = await loadState(dir, (r) => {
     if (r.e === 'run' || r.e === 'end') {
       lastEnd = r;
       return;
@@ -80,6 +82,9 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
         it.error_code = r.code;
         it.events.push(['failed', r.at]);
         break;
+      case 'unfinished':
+        it.events.push([`unfinished:${r.code}`, r.at]);
+        break;
       default:
         it.events.push([r.e, r.at]);
     }
@@ -95,7 +100,9 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
     .sort((a, b) => a.at - b.at)
     .map((p) => {
       running[p.c] = Math.round(((running[p.c] ?? 0) + p.a) * 100) / 100;
-      return { at: new Date(p.at).toISOString(), ...running };
+      const point: { at: string } & Partial<Record<Currency, number>> = { at: new Date(p.at).toISOString() };
+      for (const cur of CURRENCIES) if (running[cur] !== undefined) point[cur] = running[cur];
+      return point;
     });
   for (const it of items.values()) it.status = state.status.get(it.custom_id) ?? 'not sent';
   return {
@@ -112,8 +119,12 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
       in_doubt: c.doubt,
       running: c.created,
       sending: c.sending,
+      unfinished: state.unfinished.size,
     },
-    spend: { estimated: BatchState.total(state.estimate), implied_by_usage: BatchState.total(state.implied) },
+    spend: {
+      estimated: byCurrency(state.estimate.values()),
+      implied_by_usage: byCurrency(state.implied.values()),
+    },
     spend_over_time: spendOverTime,
     failures_by_code: failures,
     in_doubt: inDoubt,
@@ -125,10 +136,10 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
 
 /** `{budgets: {CNY: 50}}` from a run's `--budget` texts, or nothing without one. */
 function budgetsOf(texts: readonly string[] | undefined): { budgets?: Partial<Record<Currency, number>> } {
-  const out: Partial<Record<Currency, number>> = {};
-  for (const t of texts ?? []) {
+  const amounts = (texts ?? []).flatMap((t) => {
     const b = parseBudget(t);
-    if (b !== undefined) out[b.currency] = b.amount;
-  }
+    return b !== undefined ? [{ c: b.currency, a: b.amount }] : [];
+  });
+  const out = byCurrency(amounts);
   return Object.keys(out).length > 0 ? { budgets: out } : {};
 }

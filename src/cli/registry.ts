@@ -58,7 +58,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'batch',
-    summary: 'many requests from a JSONL file: run | status | retry | merge',
+    summary: 'many requests from a JSONL file: run | status | retry | merge | download',
     load: () => import('../commands/batch/index.js'),
   },
   {

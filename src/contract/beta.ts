@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { BETA_DATED_MODELS, BETA_MODELS, type BetaModel } from './catalog.js';
-import { check, type RuleViolation } from './validate.js';
+import { check, type CheckResult } from './validate.js';
 import { NEEDS_DNS, hostProblem, hostProblemOffline, type HostResolver } from './net.js';
 
 export {
@@ -414,14 +414,15 @@ export interface PreparedBetaTask {
 export async function checkBetaTaskCreate(
   raw: unknown,
   resolve: HostResolver,
-): Promise<{ ok: true; value: PreparedBetaTask } | { ok: false; violation: RuleViolation }> {
+): Promise<CheckResult<PreparedBetaTask>> {
   const r = check(betaTaskCreateSchema, raw);
   if (!r.ok) return r;
   const body = r.value;
   if (body.callback_url !== undefined) {
     const p = await callbackUrlProblem(body.callback_url, resolve);
     if (p !== undefined) {
-      return { ok: false, violation: { field: 'callback_url', message: p, code: 'invalid_request' } };
+      const violation = { field: 'callback_url', message: p, code: 'invalid_request' };
+      return { ok: false, violation, violations: [violation] };
     }
   }
   const n = normalizeBetaModel(body.model);

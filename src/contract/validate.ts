@@ -18,21 +18,23 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out.length > 0 ? out : 'body';
 }
 
-/** Checks `value` against a schema; returns the first violation or the parsed value. */
-export function check<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-): { ok: true; value: T } | { ok: false; violation: RuleViolation } {
-  const r = schema.safeParse(value);
-  if (r.success) return { ok: true, value: r.data };
-  const issue = r.error.issues[0];
+/** The result of a check: the parsed value, or the first violation and every one of them. */
+export type CheckResult<T> =
+  { ok: true; value: T } | { ok: false; violation: RuleViolation; violations: RuleViolation[] };
+
+function toViolation(issue: z.core.$ZodIssue | undefined): RuleViolation {
   const params = (issue as { params?: { code?: unknown } } | undefined)?.params;
   return {
-    ok: false,
-    violation: {
-      field: formatPath(issue?.path ?? []),
-      message: issue?.message ?? 'invalid',
-      code: typeof params?.code === 'string' ? params.code : undefined,
-    },
+    field: formatPath(issue?.path ?? []),
+    message: issue?.message ?? 'invalid',
+    code: typeof params?.code === 'string' ? params.code : undefined,
   };
+}
+
+/** Checks `value` against a schema; returns the parsed value, or the first violation (and all of them). */
+export function check<T>(schema: z.ZodType<T>, value: unknown): CheckResult<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return { ok: true, value: r.data };
+  const violations = r.error.issues.map(toViolation);
+  return { ok: false, violation: violations[0] ?? toViolation(undefined), violations };
 }

@@ -17,6 +17,7 @@ import { GatewayError } from '../client/errors.js';
 import { toGwError } from './error-map.js';
 import {
   lockPart,
+  lockPath,
   readMeta,
   removeMeta,
   resumeValidator,
@@ -94,6 +95,14 @@ export function parseContentRange(
 /** The path of the partial file kept for resuming. */
 export function partPath(file: string): string {
   return `${resolve(file)}.part`;
+}
+
+/** The longest file name in bytes most file systems take (NAME_MAX of ext4, XFS, Btrfs, tmpfs, APFS). */
+export const NAME_MAX_BYTES = 255;
+
+/** The longest name a download of `name` writes beside it: its part's lock (as long as the part's sidecar). */
+export function longestDownloadName(name: string): string {
+  return lockPath(`${name}.part`);
 }
 
 async function exists(path: string): Promise<boolean> {

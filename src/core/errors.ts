@@ -16,12 +16,31 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** One of several problems an error reports (a batch file's bad lines): where, the field, and the rule. */
+export interface ErrorDetail {
+  line?: number | undefined;
+  custom_id?: string | undefined;
+  field: string;
+  rule: string;
+}
+
+/** A detail as one line of text: `line 3 (fox): body.seconds: must be 4, 8 or 12`. */
+export function detailText(d: ErrorDetail): string {
+  const where =
+    d.line !== undefined ? `line ${d.line}${d.custom_id !== undefined ? ` (${d.custom_id})` : ''}: ` : '';
+  return `${where}${d.field}: ${d.rule}`;
+}
+
 /** Fields every GwError can carry besides its message. */
 export interface GwErrorOptions {
   code?: string | undefined;
   hint?: string | undefined;
   requestId?: string | undefined;
   cause?: unknown;
+  /** Every problem, when the error reports several (`error.details` with --json, one line each otherwise). */
+  details?: readonly ErrorDetail[] | undefined;
+  /** Problems beyond the details listed (a bounded list of a huge input). */
+  detailsOmitted?: number | undefined;
 }
 
 /** Base class: an error that knows its exit code and how to print itself. */
@@ -30,6 +49,8 @@ export class GwError extends Error {
   readonly code: string;
   readonly hint: string | undefined;
   readonly requestId: string | undefined;
+  readonly details: readonly ErrorDetail[] | undefined;
+  readonly detailsOmitted: number;
 
   constructor(message: string, options: GwErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -37,6 +58,8 @@ export class GwError extends Error {
     this.code = options.code ?? 'error';
     this.hint = options.hint;
     this.requestId = options.requestId;
+    this.details = options.details;
+    this.detailsOmitted = options.detailsOmitted ?? 0;
   }
 
   /** The `{"error": …}` document printed with `--json`. */
@@ -44,6 +67,8 @@ export class GwError extends Error {
     const error: Record<string, unknown> = { code: this.code, message: this.message };
     if (this.requestId !== undefined) error.request_id = this.requestId;
     if (this.hint !== undefined) error.hint = this.hint;
+    if (this.details !== undefined) error.details = this.details;
+    if (this.detailsOmitted > 0) error.details_omitted = this.detailsOmitted;
     return { error };
   }
 }

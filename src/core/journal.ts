@@ -1,5 +1,6 @@
 import {
   closeSync,
+  createReadStream,
   fstatSync,
   fsyncSync,
   mkdirSync,
@@ -8,7 +9,9 @@ import {
   readSync,
   writeSync,
 } from 'node:fs';
+import { once } from 'node:events';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 /** What kind of thing a journal entry records. */
 export type JournalKind = 'video' | 'alpha' | 'beta-task' | 'beta-asset';
@@ -140,6 +143,47 @@ export class Journal {
       }
     }
     return [...byKey.values()];
+  }
+
+  /**
+   * The tasks a batch in `batch` (its absolute directory) journaled for these items (custom_id → the time of
+   * its send record): a create is matched by all three, so an older create of a retried item never is. Read as a
+   * stream (the journal keeps every create of the machine).
+   */
+  async findBatchCreates(
+    batch: string,
+    sends: ReadonlyMap<string, number>,
+  ): Promise<
+    Map<string, { id: string; kind: 'video' | 'alpha' | 'beta-task'; requestId?: string | undefined }>
+  > {
+    const out = new Map<string, { id: string; kind: 'video' | 'alpha' | 'beta-task'; requestId?: string }>();
+    let input;
+    try {
+      input = createReadStream(this.path);
+      await once(input, 'open');
+    } catch {
+      return out;
+    }
+    for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
+      // Most lines are of other batches and commands: a look at the text before the parse.
+      if (!raw.includes('"send_at"')) continue;
+      let v: unknown;
+      try {
+        v = JSON.parse(raw);
+      } catch {
+        continue;
+      }
+      if (!isLine(v) || v.op !== 'create' || v.kind === 'beta-asset') continue;
+      const x = v.extra ?? {};
+      const id = typeof x.custom_id === 'string' ? x.custom_id : undefined;
+      if (x.batch !== batch || id === undefined || sends.get(id) !== x.send_at) continue;
+      out.set(id, {
+        id: v.id,
+        kind: v.kind,
+        ...(v.requestId !== undefined ? { requestId: v.requestId } : {}),
+      });
+    }
+    return out;
   }
 
   #append(line: Line): void {

@@ -1,4 +1,4 @@
-import type { GwError } from '../core/errors.js';
+import { detailText, type GwError } from '../core/errors.js';
 import type { Redactor } from './redact.js';
 import type { Io } from './io.js';
 import { neutralize } from './sanitize.js';
@@ -207,6 +207,8 @@ export class Output {
     }
     // Codes, messages and request ids may come from the gateway: their control characters are made visible.
     let text = `error: ${neutralize(e.code)}: ${neutralize(e.message)}\n`;
+    for (const d of e.details ?? []) text += `  ${neutralize(detailText(d))}\n`;
+    if (e.detailsOmitted > 0) text += `  … and ${e.detailsOmitted} more\n`;
     if (e.requestId !== undefined) text += `request id: ${neutralize(e.requestId)}\n`;
     if (e.hint !== undefined) text += `hint: ${neutralize(e.hint)}\n`;
     err.write(this.redactor.redact(text));

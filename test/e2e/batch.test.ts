@@ -175,7 +175,7 @@ describe('gw batch run', () => {
     expect(byId.get('v1')).toMatchObject({ task: { status: 'completed' } });
     expect(byId.get('b1')).toMatchObject({ task: { status: 'succeeded' } });
     const vfiles = byId.get('v1')?.files as Array<{ path: string; bytes: number }>;
-    expect(vfiles[0]?.path).toBe(join(out, 'files', 'v1.mp4'));
+    expect(vfiles[0]?.path).toBe('files/v1.mp4');
     expect(statSync(join(out, 'files', 'v1.mp4')).size).toBe(vfiles[0]?.bytes);
     expect(existsSync(join(out, 'files', 'b1.mp4'))).toBe(true);
     expect(jsonl(join(out, 'errors.jsonl'))).toEqual([]);

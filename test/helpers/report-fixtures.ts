@@ -281,7 +281,15 @@ export function batchFixture(items = 24): StatusDoc {
   const docItems: StatusDoc['items'] = [];
   const spend: StatusDoc['spend_over_time'] = [];
   let total = 0;
-  const counts = { total: items, succeeded: 0, failed: 0, in_doubt: 0, running: 0, sending: 0 };
+  const counts = {
+    total: items,
+    succeeded: 0,
+    failed: 0,
+    in_doubt: 0,
+    running: 0,
+    sending: 0,
+    unfinished: 0,
+  };
   const failures: Record<string, number> = {};
   const inDoubt: string[] = [];
   for (let i = 0; i < items; i++) {

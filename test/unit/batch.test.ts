@@ -68,17 +68,17 @@ describe('batch estimator', () => {
 describe('batch lines', () => {
   it('checks the envelope: JSON, custom_id, method, url, body, no streaming', () => {
     expect(isProblem(parseLine(1, '{'))).toBe(true);
-    expect(parseLine(2, '{"url":"/v1/embeddings","body":{}}')).toMatchObject({ field: 'custom_id' });
-    expect(parseLine(3, '{"custom_id":"a/b","url":"/v1/embeddings","body":{}}')).toMatchObject({
-      field: 'custom_id',
-    });
-    expect(parseLine(4, '{"custom_id":"a","method":"GET","url":"/v1/embeddings","body":{}}')).toMatchObject({
-      field: 'method',
-    });
-    expect(parseLine(5, '{"custom_id":"a","url":"/v1/files","body":{}}')).toMatchObject({ field: 'url' });
+    expect(parseLine(2, '{"url":"/v1/embeddings","body":{}}')).toMatchObject([{ field: 'custom_id' }]);
+    expect(parseLine(3, '{"custom_id":"a/b","url":"/v1/embeddings","body":{}}')).toMatchObject([
+      { field: 'custom_id' },
+    ]);
+    expect(parseLine(4, '{"custom_id":"a","method":"GET","url":"/v1/embeddings","body":{}}')).toMatchObject([
+      { field: 'method' },
+    ]);
+    expect(parseLine(5, '{"custom_id":"a","url":"/v1/files","body":{}}')).toMatchObject([{ field: 'url' }]);
     expect(
       parseLine(6, '{"custom_id":"a","url":"/v1/chat/completions","body":{"model":"m","stream":true}}'),
-    ).toMatchObject({ field: 'body.stream' });
+    ).toMatchObject([{ field: 'body.stream' }]);
     const ok = parseLine(
       7,
       '{"custom_id":"a","url":"https://gw.example.com/v1/videos","body":{"model":"clip-1.1-t2v"}}',
@@ -275,7 +275,7 @@ describe('batch reconcile after a crash', () => {
       );
       const state = (await loadState(dir)) as BatchState;
       const writer = await BatchWriter.open(dir);
-      await reconcile(dir, state, writer, false);
+      await reconcile(dir, state, writer, { resendInDoubt: false, now: Date.now });
       await writer.close();
       expect(Object.fromEntries(['d1', 'd2', 'd3', 'd4'].map((id) => [id, state.status.get(id)]))).toEqual({
         d1: 'done',

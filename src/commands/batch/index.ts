@@ -1,18 +1,20 @@
 import { Command } from 'commander';
 import type { Runtime } from '../../cli/context.js';
+import { downloadCommand } from './download.js';
 import { mergeCommand } from './merge.js';
 import { retryCommand } from './retry.js';
 import { runCommand } from './run.js';
 import { statusCommand } from './status.js';
 
-/** `gw batch run | status | retry | merge`: many requests from one JSONL file, resumable, never billed twice. */
+/** `gw batch run | status | retry | merge | download`: many requests from one JSONL file, resumable, never billed twice. */
 export default function batchCommand(rt: Runtime): Command {
   return new Command('batch')
-    .description('many requests from a JSONL file: run | status | retry | merge')
+    .description('many requests from a JSONL file: run | status | retry | merge | download')
     .addCommand(runCommand(rt))
     .addCommand(statusCommand(rt))
     .addCommand(retryCommand(rt))
     .addCommand(mergeCommand(rt))
+    .addCommand(downloadCommand(rt))
     .addHelpText(
       'after',
       `

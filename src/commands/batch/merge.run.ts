@@ -9,12 +9,23 @@ export default async function run(
   dirs: string[],
 ): Promise<number> {
   const { mergeBatches } = await import('../../batch/merge.js');
-  const r = await mergeBatches(dirs, opts.out);
+  const r = await mergeBatches({
+    dirs,
+    out: opts.out,
+    force: opts.force,
+    allowMissing: opts.allowMissing,
+    waitLock: opts.waitLock,
+    signal: ctx.signal,
+    onLockWait: (holder) =>
+      ctx.out.note(`${holder} is working on a batch directory of the merge; waiting (--wait-lock)`),
+  });
   if (r.duplicates.length > 0) {
     ctx.out.warn(
       `${r.duplicates.length} custom_id(s) succeeded in more than one directory; the first kept: ${r.duplicates.slice(0, 5).join(', ')}`,
     );
   }
+  if (r.shards.missing.length > 0)
+    ctx.out.warn(`merged without shard(s) ${r.shards.missing.join(', ')} (--allow-missing)`);
   await ctx.out.result(r, () => ctx.out.line(r.out));
   return 0;
 }

@@ -1,4 +1,3 @@
-import { UsageError } from '../../core/errors.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchRetryFlags } from './retry.js';
@@ -9,33 +8,41 @@ export default async function run(
   opts: Flags<typeof batchRetryFlags>,
   dir: string,
 ): Promise<number> {
-  const { loadState } = await import('../../batch/state.js');
-  const { dropErrorLines } = await import('../../batch/retry.js');
-  const { runSession } = await import('../../batch/session.js');
-  const state = await loadState(dir);
-  const last = state?.runs.at(-1);
-  if (state === undefined || last === undefined) {
-    throw new UsageError(`${dir} is not a batch directory (no state.jsonl)`, { field: 'dir' });
-  }
-  const failed = opts.failed || !opts.inDoubt;
-  const chosen = [...state.status]
-    .filter(([, s]) => (failed && s === 'failed') || (opts.inDoubt && s === 'doubt'))
-    .map(([id]) => id);
-  await dropErrorLines(dir, new Set(chosen));
-  const o = last.opts;
-  return runSession(ctx, {
-    input: last.input,
-    dir,
-    flags: {
+  const [{ retryBatch }, shared] = await Promise.all([
+    import('../../batch/session.js'),
+    import('./shared.js'),
+  ]);
+  const timeout = opts.timeout ?? ctx.globals.timeout;
+  const clients = shared.clientsOf(ctx);
+  const { sinks, stop } = await shared.sinksOf(ctx);
+  try {
+    const doc = await retryBatch({
+      ...sinks,
       out: dir,
-      concurrency: String(o?.concurrency ?? 8),
-      budget: o?.budgets ?? [],
-      allowUnpriced: o?.allowUnpriced ?? false,
-      maxAttempts: String(o?.maxAttempts ?? 8),
-      shard: o?.shard,
-      download: opts.download && (o?.download ?? true),
-      timeout: opts.timeout,
-    },
-    reset: (st) => chosen.filter((id) => st.status.has(id)),
-  });
+      client: clients.source,
+      failed: opts.failed,
+      inDoubt: opts.inDoubt,
+      download: opts.download,
+      validate: ctx.globals.validate,
+      timeoutMs: ctx.waitLimitMs(opts.timeout),
+      waitLock: opts.waitLock,
+      signal: ctx.signal,
+      journal: shared.journalOf(ctx, clients.baseUrl),
+      redact: (t) => ctx.redactor.redact(t),
+      resume: (input, rec) =>
+        shared.resumeCommand(input, dir, {
+          concurrency: rec.concurrency,
+          budget: rec.budgets,
+          allowUnpriced: rec.allowUnpriced,
+          maxAttempts: rec.maxAttempts,
+          shard: rec.shard,
+          download: rec.download,
+          timeout,
+        }),
+    });
+    stop();
+    return await shared.reportRun(ctx, doc);
+  } finally {
+    stop();
+  }
 }

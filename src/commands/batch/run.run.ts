@@ -1,6 +1,27 @@
+import type { BatchPlanDoc } from '../../batch/plan.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchRunFlags } from './run.js';
+
+function money(totals: Partial<Record<string, number>>): string {
+  const parts = Object.entries(totals).map(([c, a]) => `${c} ${(a ?? 0).toFixed(2)}`);
+  return parts.length > 0 ? parts.join(' + ') : '—';
+}
+
+async function printPlan(ctx: Context, plan: BatchPlanDoc): Promise<void> {
+  await ctx.out.result(plan, async () => {
+    await ctx.out.table(
+      ['endpoint', 'model', 'lines', 'to send', 'estimated', 'unpriced'],
+      plan.groups.map((g) => [g.url, g.model, g.count, g.pending, money(g.estimated), g.unpriced]),
+    );
+    ctx.out.line(`estimated total: ${money(plan.estimated_total)} (list prices; nothing was sent)`);
+    if (plan.unpriced > 0) {
+      ctx.out.line(
+        `unpriced lines: ${plan.unpriced} (billed by tokens, images or a default length the request does not fix)`,
+      );
+    }
+  });
+}
 
 /** Runs (or resumes) a batch. */
 export default async function run(
@@ -8,11 +29,56 @@ export default async function run(
   opts: Flags<typeof batchRunFlags>,
   file: string,
 ): Promise<number> {
-  const [{ runSession }, { checkSaveDir }] = await Promise.all([
+  const [{ runBatch }, { planBatch }, { checkSaveDir }, { parseBudgets }, shared] = await Promise.all([
     import('../../batch/session.js'),
+    import('../../batch/plan.js'),
     import('../../core/download.js'),
+    import('../../core/budget.js'),
+    import('./shared.js'),
   ]);
   // The batch directory (created by the run when missing) is checked before anything is read or sent.
   checkSaveDir(opts.out, '--out');
-  return runSession(ctx, { input: file, dir: opts.out, flags: opts });
+  const budgets = Object.fromEntries(parseBudgets(opts.budget ?? []));
+  // The run's own --timeout (after `run`), else the global one written before the command name.
+  const timeout = opts.timeout ?? ctx.globals.timeout;
+  const timeoutMs = ctx.waitLimitMs(opts.timeout);
+  const input = file === '-' ? ctx.io.stdin : file;
+  const shard = opts.shard !== undefined ? `${opts.shard.k}/${opts.shard.n}` : undefined;
+  if (opts.dryRun) {
+    await printPlan(
+      ctx,
+      await planBatch({ input, out: opts.out, validate: ctx.globals.validate, shard: opts.shard }),
+    );
+    return 0;
+  }
+  const clients = shared.clientsOf(ctx);
+  const { sinks, stop } = await shared.sinksOf(ctx);
+  try {
+    const doc = await runBatch({
+      ...sinks,
+      input,
+      out: opts.out,
+      client: clients.source,
+      validate: ctx.globals.validate,
+      concurrency: opts.concurrency,
+      budgets,
+      allowUnpriced: opts.allowUnpriced,
+      maxAttempts: opts.maxAttempts,
+      shard: opts.shard,
+      download: opts.download,
+      timeoutMs,
+      resendInDoubt: opts.resendInDoubt,
+      waitLock: opts.waitLock,
+      signal: ctx.signal,
+      journal: shared.journalOf(ctx, clients.baseUrl),
+      redact: (t) => ctx.redactor.redact(t),
+      // Standard input is kept in the batch directory: the resume command reads that copy.
+      resume: (kept) =>
+        shared.resumeCommand(file === '-' ? kept : file, opts.out, { ...opts, shard, timeout }),
+    });
+    stop();
+    return await shared.reportRun(ctx, doc);
+  } finally {
+    stop();
+  }
 }

@@ -1,15 +1,23 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Runtime } from '../../cli/context.js';
+import { int, parsed } from '../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
+import { parseShard } from '../../batch/shard.js';
 
-// Values stay text here: src/batch checks them (and records them in the state log as given).
+/** `--wait-lock`: the flag of every verb that writes a batch directory. */
+export const waitLockFlag = flag(z.boolean().default(false), {
+  flag: '--wait-lock',
+  help: 'when another gw works on the same batch directory, wait for it to end (default: exit 1, batch_locked)',
+});
+
+// --budget and --timeout stay text: they are parsed in the handler (and printed as given in the resume command).
 export const batchRunFlags = z.object({
   out: flag(z.string(), {
     flag: '--out <dir>',
     help: 'the batch directory: state, results.jsonl, errors.jsonl, files/',
   }),
-  concurrency: flag(z.string().optional(), {
+  concurrency: flag(int('--concurrency', { min: 1, max: 4096 }).optional(), {
     flag: '--concurrency <n>',
     help: 'requests in flight at most (default 8; each model adapts below it on 429)',
   }),
@@ -22,11 +30,11 @@ export const batchRunFlags = z.object({
     flag: '--allow-unpriced',
     help: 'with --budget: also run lines whose price is not fixed in advance',
   }),
-  maxAttempts: flag(z.string().optional(), {
+  maxAttempts: flag(int('--max-attempts', { min: 1, max: 1000 }).optional(), {
     flag: '--max-attempts <n>',
     help: 'sends of one item that created nothing (connection refused; 429s only when none of its model pass); default 8',
   }),
-  shard: flag(z.string().optional(), {
+  shard: flag(parsed(parseShard).optional(), {
     flag: '--shard <k/n>',
     help: 'only the lines whose custom_id hashes to shard k of n (n machines split one file)',
   }),
@@ -46,6 +54,7 @@ export const batchRunFlags = z.object({
     flag: '--resend-in-doubt',
     help: 'also resend items whose create may have reached the gateway (may bill twice)',
   }),
+  waitLock: waitLockFlag,
 });
 
 /** `gw batch run <file.jsonl|-> --out <dir> …`. */

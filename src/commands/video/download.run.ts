@@ -30,6 +30,7 @@ export async function downloadVideo(
 ): Promise<DownloadResult> {
   const videos = await import('../../client/resources/videos.js');
   const { download, checkTarget } = await import('../../core/download.js');
+  const { videoSource } = await import('../../core/download-sources.js');
   const { isVideoSuccess, videoExpiresAt } = await import('../../contract/video.js');
   await checkTarget(o.file, o.force);
   const rec = await videos.retrieve(client, id, { signal: ctx.signal });
@@ -60,8 +61,7 @@ export async function downloadVideo(
       sha256: o.sha256,
       signal: ctx.signal,
       stdout: ctx.io.stdout,
-      identity: { id, url: `/v1/videos/${id}/content` },
-      open: (_start, signal, headers) => videos.content(client, id, { headers, signal }),
+      ...videoSource(client, id),
       onProgress: (n, total) => {
         bar ??= ctx.progress.bar(`${id}`, total);
         bar.tick(n);

@@ -1,4 +1,3 @@
-import { GatewayError } from '../../../client/errors.js';
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { BetaTask } from '../../../contract/beta.js';
 import type { DownloadResult } from '../../../core/download.js';
@@ -19,6 +18,7 @@ async function fetchTo(
   o: { force?: boolean | undefined; sha256?: boolean | undefined; id?: string | undefined },
 ): Promise<DownloadResult> {
   const { download } = await import('../../../core/download.js');
+  const { resultUrlSource } = await import('../../../core/download-sources.js');
   const bar = ctx.progress.bar(file === '-' ? 'download' : file, undefined);
   try {
     return await download({
@@ -28,21 +28,7 @@ async function fetchTo(
       signal: ctx.signal,
       stdout: ctx.io.stdout,
       onProgress: (n) => bar.tick(n),
-      identity: { id: o.id, url },
-      open: async (_start, signal, headers) => {
-        try {
-          return await client.raw({ path: url, headers, signal });
-        } catch (e) {
-          // The CDN answers 403/404 once the signed URL has expired: not an authentication problem of gw.
-          if (e instanceof GatewayError && (e.status === 403 || e.status === 404)) {
-            throw new GwError(`the result URL answered HTTP ${e.status}: it has probably expired`, {
-              code: 'result_url_expired',
-              hint: 'result URLs live about 24 hours; renewal is not offered, create the task again',
-            });
-          }
-          throw e;
-        }
-      },
+      ...resultUrlSource(client, url, o.id),
     });
   } finally {
     bar.done();

@@ -1,0 +1,227 @@
+/**
+ * Following a created task of a batch (a video or a beta task) to its end: polled like `gw video wait`, then its
+ * results downloaded like `gw video download` — through core/download.ts with the same sources (the task's
+ * identity, If-Range, the part's lock, strict 206 checks), so a `.part` of another task for the same custom_id is
+ * never continued. A follow that cannot finish for a passing reason (a cut connection, a full disk, a gateway
+ * that keeps failing) leaves the task created: the next run, or `retry`, follows it again and resumes its part,
+ * instead of failing a finished, billed task.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GatewayError } from '../client/errors.js';
+import type { GatewayClient } from '../client/gateway-client.js';
+import { impliedSpend } from '../contract/estimate.js';
+import { download } from '../core/download.js';
+import { resultUrlSource, videoSource, type DownloadSource } from '../core/download-sources.js';
+import { laneHooks, throughLane, type LaneHooks } from './lane.js';
+import type { Limits } from './limits.js';
+import type { BatchClock, JournaledKind } from './options.js';
+import { extensionOf, outputLine, type OutputLine, type SavedFile } from './output.js';
+import { FILES_DIR, type Money, type TaskKind } from './state.js';
+
+/** A gate whose waiters are served in order of a priority (downloads: soonest `expires_at` first). */
+export class PriorityGate {
+  #free: number;
+  #queue: Array<{ prio: number; go: () => void }> = [];
+  constructor(size: number) {
+    this.#free = size;
+  }
+  async acquire(prio: number): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((go) => {
+      this.#queue.push({ prio, go });
+      this.#queue.sort((a, b) => a.prio - b.prio);
+    });
+  }
+  release(): void {
+    const next = this.#queue.shift();
+    if (next !== undefined) next.go();
+    else this.#free++;
+  }
+}
+
+/** What following needs from the run. */
+export interface FollowContext {
+  client: GatewayClient;
+  limits: Limits;
+  /** The run's stop: Ctrl-C, --timeout, a fatal error. */
+  signal: AbortSignal;
+  dir: string;
+  download: boolean;
+  downloads: PriorityGate;
+  clock: BatchClock;
+  /** A task's new state (journal, state log); never throws. */
+  onState: (kind: JournaledKind, state: string) => void;
+}
+
+/** The item to follow. */
+export interface FollowItem {
+  id: string;
+  kind: TaskKind;
+  task: string;
+  url: string;
+  model: string;
+  body: Record<string, unknown> | undefined;
+  /** The create's answer as results.jsonl shows it. */
+  response: NonNullable<OutputLine['response']>;
+}
+
+/** How a follow ended: the item's line (succeeded or failed), or left created with the reason. */
+export type FollowEnd =
+  | { ok: true; line: OutputLine; implied: Money | undefined }
+  | { ok: false; code: string; line: OutputLine }
+  | { unfinished: { code: string; message: string } };
+
+function implied(url: string, body: Record<string, unknown> | undefined, rec: object): Money | undefined {
+  const m = impliedSpend(url, body, rec as Record<string, unknown>);
+  return m !== undefined ? { c: m.currency, a: m.amount } : undefined;
+}
+
+/** One file to save: its name under files/ (without extension), the URL its extension comes from, its source. */
+interface FileToSave {
+  name: string;
+  url: string;
+  source: DownloadSource;
+}
+
+/**
+ * Is a failure of a follow final? The task is gone or its result can no longer be had (404, 410, an expired
+ * result URL): the item fails. Anything else passes (a cut, a timeout, a 5xx, the disk): it stays created.
+ */
+function isFinal(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  if (code === 'result_url_expired') return true;
+  return e instanceof GatewayError && (e.status === 404 || e.status === 410);
+}
+
+/** Follows one created task to its end. Throws only when the run stops (the item stays created). */
+export async function follow(fc: FollowContext, it: FollowItem): Promise<FollowEnd> {
+  const lane = laneHooks(fc.limits, it.model, fc.clock.sleep);
+  try {
+    return it.kind === 'video' ? await followVideo(fc, it, lane) : await followBeta(fc, it, lane);
+  } catch (e) {
+    if (fc.signal.aborted) throw e;
+    const code = (e as { code?: unknown }).code;
+    const err = {
+      code: typeof code === 'string' ? code : 'error',
+      message: e instanceof Error ? e.message : String(e),
+    };
+    if (!isFinal(e)) return { unfinished: err };
+    return {
+      ok: false,
+      code: err.code,
+      line: outputLine(it.id, it.response, err, { task: { id: it.task } }),
+    };
+  }
+}
+
+async function followVideo(fc: FollowContext, it: FollowItem, lane: LaneHooks): Promise<FollowEnd> {
+  const videos = await import('../client/resources/videos.js');
+  const signal = fc.signal;
+  const res = await throughLane(lane, signal, () =>
+    videos.wait(fc.client, it.task, {
+      signal,
+      now: fc.clock.now,
+      onUpdate: (r) => fc.onState('video', String(r.status)),
+      sleep: lane.sleep,
+      onTransient: lane.onTransient,
+    }),
+  );
+  const failure = videos.failureOf(it.task, res);
+  if (failure !== undefined) {
+    const err = { code: failure.code, message: failure.message };
+    return { ok: false, code: err.code, line: outputLine(it.id, it.response, err, { task: res.data }) };
+  }
+  const url = typeof res.data.url === 'string' ? res.data.url : 'x.mp4';
+  const expires = Number((res.data as { expires_at?: unknown }).expires_at);
+  const files = await saveFiles(fc, lane, Number.isFinite(expires) ? expires : Infinity, [
+    { name: it.id, url, source: videoSource(fc.client, it.task) },
+  ]);
+  return {
+    ok: true,
+    implied: implied(it.url, it.body, res.data),
+    line: outputLine(it.id, it.response, null, { task: res.data, files }),
+  };
+}
+
+async function followBeta(fc: FollowContext, it: FollowItem, lane: LaneHooks): Promise<FollowEnd> {
+  const tasks = await import('../client/resources/beta-tasks.js');
+  const signal = fc.signal;
+  const rec = await throughLane(lane, signal, () =>
+    tasks.wait(fc.client, it.task, {
+      signal,
+      now: fc.clock.now,
+      onUpdate: (t) => fc.onState('beta-task', t.status),
+      sleep: lane.sleep,
+      onTransient: lane.onTransient,
+    }),
+  );
+  if (rec.status !== 'succeeded') {
+    const code = rec.error?.code ?? `task_${rec.status}`;
+    const err = { code, message: rec.error?.message ?? `task ${it.task} ended ${rec.status}` };
+    return { ok: false, code, line: outputLine(it.id, it.response, err, { task: rec }) };
+  }
+  const wanted: FileToSave[] = [];
+  const video = rec.content?.video_url;
+  const frame = rec.content?.last_frame_url;
+  if (video !== undefined) {
+    wanted.push({ name: it.id, url: video, source: resultUrlSource(fc.client, video, it.task) });
+    if (frame !== undefined) {
+      const source = resultUrlSource(fc.client, frame, `${it.task}#last_frame`);
+      wanted.push({ name: `${it.id}.last_frame`, url: frame, source });
+    }
+  }
+  // Result URLs live about 24 hours from the task's end.
+  const files = await saveFiles(
+    fc,
+    lane,
+    Number(rec.updated_at ?? Infinity) * 1000 + 24 * 3600 * 1000,
+    wanted,
+  );
+  return {
+    ok: true,
+    implied: implied(it.url, it.body, rec),
+    line: outputLine(it.id, it.response, null, { task: rec, files }),
+  };
+}
+
+/**
+ * Downloads an item's files into `files/` (none with `download: false`), the soonest to expire first. Each
+ * opening of a file goes through the model's lane (a 429 pauses the model and opens it again after).
+ */
+export async function saveFiles(
+  fc: Pick<FollowContext, 'signal' | 'dir' | 'download' | 'downloads'>,
+  lane: LaneHooks | undefined,
+  expires: number,
+  wanted: FileToSave[],
+): Promise<SavedFile[] | undefined> {
+  if (!fc.download) return undefined;
+  const files: SavedFile[] = [];
+  if (wanted.length === 0) return files;
+  await fc.downloads.acquire(expires);
+  try {
+    await mkdir(join(fc.dir, FILES_DIR), { recursive: true });
+    for (const w of wanted) {
+      const name = `${w.name}.${extensionOf(w.url)}`;
+      const signal = fc.signal;
+      const open = w.source.open;
+      const r = await download({
+        file: join(fc.dir, FILES_DIR, name),
+        force: true,
+        signal,
+        identity: w.source.identity,
+        open: (start, sig, headers) =>
+          lane !== undefined
+            ? throughLane(lane, signal, () => open(start, sig, headers))
+            : open(start, sig, headers),
+      });
+      files.push({ path: `${FILES_DIR}/${name}`, bytes: r.bytes });
+    }
+  } finally {
+    fc.downloads.release();
+  }
+  return files;
+}

@@ -1,0 +1,27 @@
+import type { Context } from '../../cli/context.js';
+import type { Flags } from '../../cli/verb.js';
+import type { batchDownloadFlags } from './download.js';
+
+/** Downloads the missing files of a batch. */
+export default async function run(
+  ctx: Context,
+  opts: Flags<typeof batchDownloadFlags>,
+  dir: string,
+): Promise<number> {
+  const { downloadBatch } = await import('../../batch/download.js');
+  const doc = await downloadBatch({
+    out: dir,
+    client: () => ctx.client(),
+    waitLock: opts.waitLock,
+    signal: ctx.signal,
+    onWarning: (t) => ctx.out.warn(t),
+    onLockWait: (holder) =>
+      ctx.out.note(`${holder} is working on this batch; waiting for it to end (--wait-lock)`),
+  });
+  await ctx.out.result(doc, () =>
+    ctx.out.line(
+      `downloaded ${doc.downloaded} item(s), ${doc.bytes} bytes; ${doc.present} already there; ${doc.failed.length} failed`,
+    ),
+  );
+  return doc.failed.length > 0 ? 1 : 0;
+}
