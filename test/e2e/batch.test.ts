@@ -1,13 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { SimHandle, StartSimOptions } from '../../src/sim/server.js';
-import { isolatedDirs, runBash, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
-import { useSim } from '../helpers/sim.js';
-import { closedPort } from '../helpers/servers.js';
-
 /**
  * `gw batch` end to end against gw sim: in-process through main() (runGw), except where a real process is the
  * point — SIGKILL, Ctrl-C, and the --help examples pasted into a shell — which spawn bin/gw. The simulator's request
@@ -15,8 +5,29 @@ import { closedPort } from '../helpers/servers.js';
  * timing: the SIGKILL and Ctrl-C cases hold a create open with a simulator fault and act once the state log shows
  * it was sent. Video and beta tasks finish at once in the simulator (their first poll sees them done).
  */
-const TOKEN = 'sk-batch-CANARY-5f3e9a1c77';
-const MARKS = [TOKEN, 'CANARY-5f3e9a1c77'];
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SimHandle } from '../../src/sim/server.js';
+import {
+  batchSim as sim,
+  chat,
+  createsByPrompt,
+  filesUnder,
+  gw as gwRun,
+  jsonl,
+  MARKS,
+  TOKEN,
+  untilState,
+  video,
+  writeInput,
+  type Line,
+} from '../helpers/batch.js';
+import { isolatedDirs, runBash, spawnGw, type GwResult } from '../helpers/gw.js';
+import { closedPort } from '../helpers/servers.js';
+
 const temps: string[] = [];
 const children: ChildProcess[] = [];
 
@@ -31,65 +42,6 @@ function tmp(): string {
   return d;
 }
 
-async function sim(o: StartSimOptions = {}): Promise<SimHandle & { env: Record<string, string> }> {
-  const s = await useSim({
-    tokens: { [TOKEN]: { tenant: 'default', models: '*' } },
-    ...o,
-    timings: { videoQueuedMs: 0, videoRunningMs: 0, betaQueuedMs: 0, betaRunningMs: 0, ...o.timings },
-  });
-  return Object.assign(s, { env: { GW_BASE_URL: s.baseUrl, GW_TOKEN: TOKEN } });
-}
-
-type Line = { custom_id: string; method: 'POST'; url: string; body: Record<string, unknown> };
-
-const chat = (id: string): Line => ({
-  custom_id: id,
-  method: 'POST',
-  url: '/v1/chat/completions',
-  body: { model: 'chat-3.7-plus', messages: [{ role: 'user', content: `prompt ${id}` }] },
-});
-const video = (id: string, seconds = 3, resolution = '720p'): Line => ({
-  custom_id: id,
-  method: 'POST',
-  url: '/v1/videos',
-  body: { model: 'clip-1.1-t2v', prompt: `prompt ${id}`, seconds, resolution },
-});
-
-function writeInput(dir: string, lines: Array<Line | string>): string {
-  const file = join(dir, 'jobs.jsonl');
-  writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
-  return file;
-}
-
-function jsonl(path: string): Array<Record<string, unknown>> {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.length > 0)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** How many create requests the simulator received for each prompt (`prompt <custom_id>`). */
-function createsByPrompt(s: SimHandle, path: string, status?: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const r of s.requests) {
-    if (r.method !== 'POST' || r.path !== path) continue;
-    if (status !== undefined && r.status !== status) continue;
-    const b = r.body as { prompt?: string; messages?: Array<{ content: string }> } | undefined;
-    const p = b?.prompt ?? b?.messages?.[0]?.content ?? '';
-    out.set(p, (out.get(p) ?? 0) + 1);
-  }
-  return out;
-}
-
-function filesUnder(path: string): string[] {
-  if (!existsSync(path)) return [];
-  return readdirSync(path).flatMap((name) => {
-    const p = join(path, name);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
-
 function expectNoToken(dir: string): void {
   const files = filesUnder(dir);
   expect(files.length).toBeGreaterThan(0);
@@ -99,26 +51,13 @@ function expectNoToken(dir: string): void {
   }
 }
 
-/** Resolves once the state log satisfies `pred` (polled on file changes; no fixed sleeps decide anything). */
-async function untilState(
-  dir: string,
-  pred: (records: Array<Record<string, unknown>>) => boolean,
-): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (pred(jsonl(join(dir, 'state.jsonl')))) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the state log never reached the expected point');
-}
-
-/** gw in-process (main() with captured streams; the helpers' fast clock unless `clock` is 'real'). */
 function gw(
   argv: string[],
   env: Record<string, string>,
   home: Record<string, string>,
   clock?: 'real',
 ): Promise<GwResult> {
-  return runGw(argv, { env: { ...home, ...env }, ...(clock ? { clock } : {}) });
+  return gwRun(argv, env, home, clock ? { clock } : {});
 }
 
 /** The same command again: exit 0, `lines` results in all, and the simulator saw `posts` creates in all. */

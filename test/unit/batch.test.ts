@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/batch/errors.js';
 import { parseLine, isProblem } from '../../src/batch/input.js';
@@ -290,6 +291,83 @@ describe('batch reconcile after a crash', () => {
       const again = (await loadState(dir)) as BatchState;
       expect(again.status.get('d1')).toBe('done');
       expect(again.status.get('d4')).toBe('failed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('batch trust (issue 27)', () => {
+  it('a 502/503/504 or a 5xx that is not the gateway’s JSON error is in doubt; a JSON 500 failed', () => {
+    for (const status of [502, 503, 504]) {
+      const e = new GatewayError({ status, code: `http_${status}`, message: 'proxy', body: { error: {} } });
+      expect(classify(e)).toMatchObject({ kind: 'doubt', code: `http_${status}` });
+    }
+    expect(classify(new GatewayError({ status: 500, code: 'http_500', message: 'html' })).kind).toBe('doubt');
+    const json500 = new GatewayError({
+      status: 500,
+      code: 'internal_error',
+      message: 'x',
+      body: { error: {} },
+    });
+    expect(classify(json500).kind).toBe('failed');
+  });
+
+  it('an answer with \\u escapes is serialised again (an escape can spell a secret)', () => {
+    const body = { content: 'sk-secret-token' };
+    const line = outputLine('c-1', { status_code: 200, request_id: 'r', body }, null);
+    const text = serializeLine(line, '{"content":"\\u0073k-secret-token"}');
+    expect(text).toBe(JSON.stringify(line));
+    expect(text).toContain('sk-secret-token');
+  });
+
+  it('reports every problem of a line, and holds custom_ids of downloading lines to the file-name budget', () => {
+    const p = parseLine(1, '{"custom_id":"a/b","method":"GET","url":"/v1/files"}');
+    expect(isProblem(p) ? p.map((x) => x.field) : p).toEqual(['custom_id', 'method', 'url', 'body']);
+    const id = (n: number) => 'x'.repeat(n);
+    const line = (cid: string, url: string) => JSON.stringify({ custom_id: cid, url, body: { model: 'm' } });
+    expect(isProblem(parseLine(2, line(id(239), '/v1/videos')))).toBe(false);
+    expect(isProblem(parseLine(3, line(id(240), '/v1/videos')))).toBe(true);
+    expect(isProblem(parseLine(4, line(id(228), '/beta/api/v3/contents/generations/tasks')))).toBe(false);
+    expect(isProblem(parseLine(5, line(id(229), '/beta/api/v3/contents/generations/tasks')))).toBe(true);
+    expect(isProblem(parseLine(6, line(id(512), '/v1/chat/completions')))).toBe(false);
+    expect(isProblem(parseLine(7, line(id(513), '/v1/chat/completions')))).toBe(true);
+  });
+
+  it('reads lines as bytes: BOM dropped on line 1, bad UTF-8 and overlong lines named, a torn last line marked', async () => {
+    const { readLines } = await import('../../src/batch/lines.js');
+    const input = Buffer.concat([
+      Buffer.from('\uFEFFone\r\n'),
+      Buffer.from([0x74, 0xff, 0x0a]),
+      Buffer.from(`${'y'.repeat(40)}\n\n`),
+      Buffer.from('torn'),
+    ]);
+    const got = [];
+    for await (const l of readLines(Readable.from([input.subarray(0, 7), input.subarray(7)]), {
+      maxBytes: 32,
+    })) {
+      got.push(l);
+    }
+    expect(got).toEqual([
+      { lineNo: 1, text: 'one', terminated: true },
+      { lineNo: 2, bad: 'utf8', terminated: true },
+      { lineNo: 3, bad: 'too_long', terminated: true },
+      { lineNo: 4, text: '', terminated: true },
+      { lineNo: 5, text: 'torn', terminated: false },
+    ]);
+  });
+
+  it('the tail repair never cuts before the last complete line, however long the torn one is', async () => {
+    const { repairTail } = await import('../../src/batch/state.js');
+    const dir = mkdtempSync(join(tmpdir(), 'gw-tail-'));
+    try {
+      const path = join(dir, 'results.jsonl');
+      writeFileSync(path, `{"a":1}\n${'z'.repeat(3 * 1024 * 1024)}`);
+      await repairTail(path);
+      expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n');
+      writeFileSync(path, 'no newline at all');
+      await repairTail(path);
+      expect(readFileSync(path, 'utf8')).toBe('');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
