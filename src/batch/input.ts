@@ -4,9 +4,11 @@
  * contract rules are in endpoints.ts.
  */
 import type { Readable } from 'node:stream';
+import { estimateRequest } from '../contract/estimate.js';
 import { longestDownloadName, NAME_MAX_BYTES } from '../core/download.js';
 import { BATCH_URLS, endpointFor, modelOf, type Endpoint, type EndpointKind } from './endpoints.js';
 import { badLineRule, isBad, readLines } from './lines.js';
+import type { Money } from './state.js';
 
 /** One request of the file. */
 export interface BatchLine {
@@ -17,6 +19,8 @@ export interface BatchLine {
   body: Record<string, unknown>;
   endpoint: Endpoint;
   model: string;
+  /** The list price of the request, when the documents fix it in advance. */
+  est: Money | undefined;
 }
 
 /** One problem of one line. */
@@ -123,7 +127,9 @@ export function parseLine(lineNo: number, text: string): BatchLine | LineProblem
     return problems.map(([field, message]) => ({ lineNo, customId, field, message }));
   }
   const body = v.body as Record<string, unknown>;
-  return { lineNo, customId, url, body, endpoint, model: modelOf(url, body) };
+  const e = estimateRequest(url, body);
+  const est = e.priced ? { c: e.currency, a: e.amount } : undefined;
+  return { lineNo, customId, url, body, endpoint, model: modelOf(url, body), est };
 }
 
 /** True when parseLine found problems. */

@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import type { ApiResult, GatewayClient } from '../client/gateway-client.js';
 import { ConnectionError, type ConnectionFailure } from '../client/errors.js';
-import { estimateRequest, type Currency } from '../contract/estimate.js';
+import type { Currency } from '../contract/estimate.js';
 import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
 import { classify, type SendOutcome } from './errors.js';
 import { follow, PriorityGate, type FollowContext, type FollowEnd } from './follow.js';
@@ -81,7 +81,6 @@ export class Engine {
   readonly #stop = new AbortController();
   readonly #cut = new AbortController();
   readonly #spent = new Map<Currency, number>();
-  readonly #estimates = new WeakMap<BatchLine, Money | null>();
   #source:
     AsyncIterator<{ lineNo: number; text: string } | { lineNo: number; problems: unknown }> | undefined;
   #reason: RunReason = 'complete';
@@ -128,14 +127,28 @@ export class Engine {
     this.d.sinks.onProgress?.(this.stats, this.#spent);
   }
 
-  async #record(r: StateRecord, out?: { file: 'results' | 'errors'; line: OutputLine; raw?: string }) {
+  /**
+   * Applies a record and queues it (with its output line) for the next group commit. Only a `send` record is
+   * awaited (durable before its request leaves); the others are not, so an answer and its item's objects are not
+   * kept alive across an fsync (at thousands of answers a second they would outlive young-generation collections
+   * and fill the old one). A write that fails stops the run.
+   */
+  #record(
+    r: StateRecord,
+    out?: { file: 'results' | 'errors'; line: OutputLine; raw?: string },
+  ): Promise<void> {
     this.d.state.apply(r);
-    if (out === undefined) return this.d.writer.append(r);
-    await this.d.writer.append(r, { file: out.file, line: this.d.redact(serializeLine(out.line, out.raw)) });
-    this.d.sinks.onResult?.(out.line, out.file);
+    const text = out !== undefined ? this.d.redact(serializeLine(out.line, out.raw)) : undefined;
+    if (out !== undefined) this.d.sinks.onResult?.(out.line, out.file);
+    const p = this.d.writer.append(
+      r,
+      out !== undefined && text !== undefined ? { file: out.file, line: text } : undefined,
+    );
+    p.catch((e: unknown) => this.#setFatal(e));
+    return p;
   }
 
-  async #finish(
+  #finish(
     id: string,
     ok: boolean,
     rec: {
@@ -146,7 +159,7 @@ export class Engine {
     },
     line: OutputLine,
     raw?: string,
-  ): Promise<void> {
+  ): void {
     const at = this.d.clock.now();
     const rid = rec.rid !== undefined ? { rid: rec.rid } : {};
     const r: StateRecord = ok
@@ -159,7 +172,7 @@ export class Engine {
           ...rid,
         }
       : { e: 'failed', id, at, status: rec.status, code: rec.code ?? 'error', ...rid };
-    await this.#record(r, { file: ok ? 'results' : 'errors', line, ...(raw !== undefined ? { raw } : {}) });
+    void this.#record(r, { file: ok ? 'results' : 'errors', line, ...(raw !== undefined ? { raw } : {}) });
     if (ok) this.stats.done++;
     else this.stats.failed++;
     this.stats.finishedThisRun++;
@@ -167,7 +180,7 @@ export class Engine {
     this.#progress();
   }
 
-  async #doubt(id: string, out: { code: string; message: string; requestId?: string | undefined }) {
+  #doubt(id: string, out: { code: string; message: string; requestId?: string | undefined }): void {
     const rid = out.requestId !== undefined ? { rid: out.requestId } : {};
     const r: StateRecord = {
       e: 'doubt',
@@ -182,7 +195,7 @@ export class Engine {
     });
     if (out.requestId !== undefined)
       line.response = { status_code: 0, request_id: out.requestId, body: null };
-    await this.#record(r, { file: 'errors', line });
+    void this.#record(r, { file: 'errors', line });
     this.stats.doubt++;
     this.#progress();
   }
@@ -223,16 +236,6 @@ export class Engine {
     this.#scheduler?.wake();
   }
 
-  #estimate(line: BatchLine): Money | undefined {
-    let m = this.#estimates.get(line);
-    if (m === undefined) {
-      const est = estimateRequest(line.url, line.body);
-      m = est.priced ? { c: est.currency, a: est.amount } : null;
-      this.#estimates.set(line, m);
-    }
-    return m ?? undefined;
-  }
-
   #spend(m: Money | undefined, sign: 1 | -1): void {
     if (m !== undefined) this.#spent.set(m.c, (this.#spent.get(m.c) ?? 0) + sign * m.a);
   }
@@ -266,7 +269,7 @@ export class Engine {
 
   /** Budget: stop submitting before the estimated spend of submitted items would pass it. */
   #admit(line: BatchLine): boolean {
-    const est = this.#estimate(line);
+    const est = line.est;
     const cap = est !== undefined ? this.o.budgets.get(est.c) : undefined;
     if (est !== undefined && cap !== undefined) {
       const spent = this.#spent.get(est.c) ?? 0;
@@ -282,7 +285,7 @@ export class Engine {
 
   async #send(line: BatchLine, ticket: Ticket): Promise<Resend | undefined> {
     this.stats.sending++;
-    const est = this.#estimate(line);
+    const est = line.est;
     try {
       const again = await this.#sendOne(line, est, ticket);
       // Nothing was created: the estimate leaves the spend (every other outcome may have billed it).
@@ -302,7 +305,7 @@ export class Engine {
       this.#setFatal(this.#unreachable(attempts), { grace: true });
       return Promise.resolve();
     }
-    return this.#finish(
+    this.#finish(
       line.customId,
       false,
       { code: last.code },
@@ -311,6 +314,7 @@ export class Engine {
         message: `not sent after ${attempts} attempts: ${last.message}`,
       }),
     );
+    return Promise.resolve();
   }
 
   async #sendAll(): Promise<void> {
@@ -397,17 +401,17 @@ export class Engine {
     }
     this.#limits.release(ticket, 'ok');
     this.#reached = true;
-    await this.#answered(line, at, res);
+    this.#answered(line, at, res);
     return undefined;
   }
 
   /** A create that got no success: resent (429, never connected), or settled (failed, in doubt, refused token). */
-  async #sendFailed(id: string, ticket: Ticket, out: SendOutcome, e: unknown): Promise<Resend | undefined> {
+  #sendFailed(id: string, ticket: Ticket, out: SendOutcome, e: unknown): Resend | undefined {
     const at = this.d.clock.now();
     if (out.kind === 'rate-limited') {
       this.#reached = true;
       this.#limits.release(ticket, 'rate-limited', out.retryAfterMs);
-      await this.#record({ e: 'unsent', id, at, code: out.code });
+      void this.#record({ e: 'unsent', id, at, code: out.code });
       // The lane's pause (Retry-After, for every sender of the model) decides when it goes again.
       return { rateLimited: true, waitMs: 0, code: out.code, message: out.message };
     }
@@ -416,13 +420,13 @@ export class Engine {
     switch (out.kind) {
       case 'not-sent':
         this.#lastUnreached = e;
-        await this.#record({ e: 'unsent', id, at, code: out.code });
+        void this.#record({ e: 'unsent', id, at, code: out.code });
         return { rateLimited: false, waitMs: 1000, code: out.code, message: out.message };
       case 'auth':
         // Stopped first, so no other create starts while this is written; the creates in flight get their grace
         // to land (they are answered, refused too, or left in doubt).
         this.#setFatal(out.error, { grace: true });
-        await this.#record({ e: 'unsent', id, at, code: 'auth' });
+        void this.#record({ e: 'unsent', id, at, code: 'auth' });
         return undefined;
       case 'failed': {
         const response =
@@ -431,28 +435,28 @@ export class Engine {
             : null;
         const err = { code: out.code, message: out.message };
         const rec = { status: out.status, code: out.code, rid: out.requestId };
-        await this.#finish(id, false, rec, outputLine(id, response, err));
+        this.#finish(id, false, rec, outputLine(id, response, err));
         return undefined;
       }
       case 'doubt':
-        await this.#doubt(id, out);
+        this.#doubt(id, out);
         return undefined;
     }
   }
 
   /** A create answered with success: a sync item is done; a task is journaled, recorded and followed. */
-  async #answered(line: BatchLine, sendAt: number, res: ApiResult<unknown>): Promise<void> {
+  #answered(line: BatchLine, sendAt: number, res: ApiResult<unknown>): void {
     const id = line.customId;
     const rid = res.requestId;
     const response = { status_code: res.status, request_id: rid ?? null, body: res.data };
     const kind = line.endpoint.kind;
     if (kind === 'sync') {
-      await this.#finish(id, true, { status: res.status, rid }, outputLine(id, response, null), res.text);
+      this.#finish(id, true, { status: res.status, rid }, outputLine(id, response, null), res.text);
       return;
     }
     const task = taskIdOf(kind, res.data);
     if (task === undefined) {
-      await this.#doubt(id, {
+      this.#doubt(id, {
         code: 'response_shape',
         message: 'the create answer carries no task id',
         requestId: rid,
@@ -470,11 +474,11 @@ export class Engine {
       customId: id,
       sendAt,
     });
-    await this.#record({ e: 'created', id, at: this.d.clock.now(), task, kind, rid, status: res.status });
+    void this.#record({ e: 'created', id, at: this.d.clock.now(), task, kind, rid, status: res.status });
     if (kind === 'alpha') {
       // The document offers no query endpoint for alpha tasks: the item ends with its created task.
       const alphaTask = (res.data as { data?: unknown }).data;
-      await this.#finish(
+      this.#finish(
         id,
         true,
         { status: res.status, rid },
@@ -541,10 +545,10 @@ export class Engine {
     this.#followers.add(p);
   }
 
-  async #followed(id: string, end: FollowEnd, resp: NonNullable<OutputLine['response']>): Promise<void> {
+  #followed(id: string, end: FollowEnd, resp: NonNullable<OutputLine['response']>): void {
     if ('unfinished' in end) {
       const { code, message } = end.unfinished;
-      await this.#record({ e: 'unfinished', id, at: this.d.clock.now(), code, message });
+      void this.#record({ e: 'unfinished', id, at: this.d.clock.now(), code, message });
       this.stats.unfinished++;
       if (this.stats.unfinished <= WARN_UNFINISHED) {
         this.d.sinks.onWarning?.(
@@ -554,8 +558,7 @@ export class Engine {
       return;
     }
     const rid = resp.request_id ?? undefined;
-    if (end.ok)
-      await this.#finish(id, true, { status: resp.status_code, implied: end.implied, rid }, end.line);
-    else await this.#finish(id, false, { code: end.code, rid }, end.line);
+    if (end.ok) this.#finish(id, true, { status: resp.status_code, implied: end.implied, rid }, end.line);
+    else this.#finish(id, false, { code: end.code, rid }, end.line);
   }
 }

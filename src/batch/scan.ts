@@ -4,7 +4,8 @@
  * only the set of custom_ids is held (and dropped after the pass).
  */
 import type { Readable } from 'node:stream';
-import { estimateRequest, type Currency } from '../contract/estimate.js';
+import type { Currency } from '../contract/estimate.js';
+import { IdSet } from './ids.js';
 import { inputLines, isProblem, parseLine, type LineProblem } from './input.js';
 import { shardOf, type Shard } from './shard.js';
 import { byCurrency, type BatchState } from './state.js';
@@ -61,7 +62,7 @@ export async function scan(
     unpriced: 0,
     currencies: new Set(),
   };
-  const seen = new Set<string>();
+  const seen = new IdSet();
   let lastBad = 0;
   const problem = (p: LineProblem): void => {
     if (p.lineNo !== lastBad) s.badLines++;
@@ -77,7 +78,7 @@ export async function scan(
       for (const p of line) problem(p);
       continue;
     }
-    if (seen.has(line.customId)) {
+    if (!seen.add(line.customId)) {
       problem({
         lineNo,
         customId: line.customId,
@@ -86,7 +87,6 @@ export async function scan(
       });
       continue;
     }
-    seen.add(line.customId);
     if (o.shard !== undefined && shardOf(line.customId, o.shard.n) !== o.shard.k) continue;
     s.inShard++;
     const status = o.state?.status.get(line.customId);
@@ -112,11 +112,11 @@ export async function scan(
     }
     g.count++;
     if (!finished) g.pending++;
-    const est = estimateRequest(line.url, line.body);
-    if (est.priced) {
-      g.priced[est.currency] = round2((g.priced[est.currency] ?? 0) + est.amount);
-      s.totals[est.currency] = round2((s.totals[est.currency] ?? 0) + est.amount);
-      s.currencies.add(est.currency);
+    const est = line.est;
+    if (est !== undefined) {
+      g.priced[est.c] = round2((g.priced[est.c] ?? 0) + est.a);
+      s.totals[est.c] = round2((s.totals[est.c] ?? 0) + est.a);
+      s.currencies.add(est.c);
     } else {
       g.unpriced++;
       s.unpriced++;

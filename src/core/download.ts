@@ -24,7 +24,6 @@ import {
   writeMeta,
   type PartIdentity,
 } from './download-part.js';
-import { collector } from './download-memory.js';
 import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
 import { errnoOf, fsError } from './fs-errors.js';
 
@@ -221,10 +220,8 @@ export async function checkTarget(
 /** Counts (and hashes, when asked) bytes on their way through, reporting progress. */
 function meter(hash: Hash | undefined, start: number, onChunk: (n: number) => void): Transform {
   let n = start;
-  const collect = collector();
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      collect(chunk.length);
       hash?.update(chunk);
       n += chunk.length;
       onChunk(n);
@@ -323,7 +320,6 @@ function drainInto(
   signal: AbortSignal | undefined,
 ): Promise<unknown> {
   if (signal !== undefined) addAbortSignal(signal, body);
-  const collect = collector();
   return new Promise((resolveDrain) => {
     let settled = false;
     const settle = (e: unknown): void => {
@@ -335,7 +331,6 @@ function drainInto(
     };
     const onData = (chunk: Buffer): void => {
       onChunk(chunk);
-      collect(chunk.length);
       try {
         for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
       } catch (e) {
@@ -430,60 +425,62 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
   }
 }
 
-async function downloadLocked(o: DownloadOptions, part: string): Promise<DownloadResult> {
-  const final = resolve(o.file);
-  const identity = o.identity ?? {};
+/** The answer a download writes from: a 206 that continues the part exactly, or a 200 of the whole file. */
+interface Opened {
+  res: DownloadAnswer;
+  offset: number;
+  resumed: boolean;
+}
+
+/**
+ * Opens the answer: with `Range` and `If-Range` when the part may continue (its sidecar names the same download
+ * and holds a validator), accepting a 206 only when it is exactly the rest of the file; else the whole file.
+ */
+async function openAnswer(o: DownloadOptions, part: string, identity: PartIdentity): Promise<Opened> {
   let offset = 0;
-  let validator: string | undefined;
-  if (o.resume !== false) {
-    validator = resumeValidator(readMeta(part), identity);
-    if (validator !== undefined) {
-      try {
-        offset = (await stat(part)).size;
-      } catch {
-        offset = 0;
-      }
+  const validator = o.resume !== false ? resumeValidator(readMeta(part), identity) : undefined;
+  if (validator !== undefined) {
+    try {
+      offset = (await stat(part)).size;
+    } catch {
+      offset = 0;
     }
   }
-  const rangeHeaders = (): Record<string, string> =>
-    offset > 0 && validator !== undefined ? { range: `bytes=${offset}-`, 'if-range': validator } : {};
   let res: DownloadAnswer;
   try {
-    res = await o.open(offset > 0 ? offset : undefined, o.signal, rangeHeaders());
+    const headers: Record<string, string> =
+      offset > 0 && validator !== undefined ? { range: `bytes=${offset}-`, 'if-range': validator } : {};
+    res = await o.open(offset > 0 ? offset : undefined, o.signal, headers);
   } catch (e) {
     // 416: the part is not a prefix the server can continue (e.g. already complete or from another file).
-    if (offset > 0 && e instanceof GatewayError && e.status === 416) {
-      offset = 0;
-      res = await o.open(undefined, o.signal, {});
-    } else throw e;
-  }
-
-  let resumed = false;
-  if (offset > 0 && res.status === 206) {
-    if (rangeMatches(res, offset)) resumed = true;
-    else {
-      // The server continued somewhere else: the part cannot be trusted, start again from zero.
-      discard(res);
-      offset = 0;
-      res = await o.open(undefined, o.signal, {});
-    }
-  }
-  if (!resumed && res.status !== 200) throw unexpectedStatus(res);
-  if (!resumed) {
-    // A 200 answer is the whole file: start the part again, and record what it belongs to.
+    if (!(offset > 0 && e instanceof GatewayError && e.status === 416)) throw e;
     offset = 0;
-    try {
-      writeMeta(part, {
-        ...identity,
-        etag: header(res.headers, 'etag'),
-        lastModified: header(res.headers, 'last-modified'),
-      });
-    } catch (e) {
-      discard(res);
-      throw e;
-    }
+    res = await o.open(undefined, o.signal, {});
   }
+  if (offset > 0 && res.status === 206) {
+    if (rangeMatches(res, offset)) return { res, offset, resumed: true };
+    // The server continued somewhere else: the part cannot be trusted, start again from zero.
+    discard(res);
+    res = await o.open(undefined, o.signal, {});
+  }
+  if (res.status !== 200) throw unexpectedStatus(res);
+  // A 200 answer is the whole file: start the part again, and record what it belongs to.
+  try {
+    writeMeta(part, {
+      ...identity,
+      etag: header(res.headers, 'etag'),
+      lastModified: header(res.headers, 'last-modified'),
+    });
+  } catch (e) {
+    discard(res);
+    throw e;
+  }
+  return { res, offset: 0, resumed: false };
+}
 
+async function downloadLocked(o: DownloadOptions, part: string): Promise<DownloadResult> {
+  const final = resolve(o.file);
+  const { res, offset, resumed } = await openAnswer(o, part, o.identity ?? {});
   const total = expectedTotal(res, offset);
   const hash = o.sha256 === true ? createHash('sha256') : undefined;
   if (resumed && hash !== undefined) {
