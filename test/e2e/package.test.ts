@@ -33,14 +33,19 @@ const CONSUMER = `import {
   NotFoundError,
   compareReports,
   models,
+  runBatch,
   runLoad,
   schemas,
+  type BatchRunDoc,
   type RunReport,
   type SseEvent,
   type TypedStream,
 } from 'gw';
 import * as everything from 'gw';
 import { ZodError } from 'zod';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const client = new GatewayClient({ baseUrl: process.env.GW_BASE_URL ?? '', token: process.env.GW_TOKEN });
 const list = await models.list(client);
@@ -58,8 +63,12 @@ const parsed = schemas.text.chatMessageSchema.safeParse({ role: 'user', content:
 const refused = schemas.text.chatMessageSchema.safeParse({ role: 5 });
 const report: RunReport = await runLoad({ client, plan: { model: 'chat-3.7-plus', concurrency: 2, requests: 4, maxTokens: 4 } });
 const same = compareReports(report, report, 0.1).pass;
+const dir = mkdtempSync(join(tmpdir(), 'gw-consumer-'));
+const input = join(dir, 'jobs.jsonl');
+writeFileSync(input, JSON.stringify({ custom_id: 'q1', url: '/v1/chat/completions', body: { model: 'chat-3.7-plus', messages: [{ role: 'user', content: 'hi' }] } }) + '\\n');
+const batch: BatchRunDoc = await runBatch({ input, out: join(dir, 'out'), client });
 await client.close();
-console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything, load: report.steps[0]?.ok, same }));
+console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything, load: report.steps[0]?.ok, same, batch: batch.succeeded }));
 `;
 
 function tsconfig(moduleResolution: 'NodeNext' | 'Bundler'): string {
@@ -231,6 +240,7 @@ describe('the packed package', () => {
       cli: false,
       load: 4,
       same: true,
+      batch: 1,
     });
   }, 120_000);
 });

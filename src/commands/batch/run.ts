@@ -67,15 +67,24 @@ export const batchRunVerb = defineVerb<typeof batchRunFlags, [string]>({
   notes: `Input: one request per line, {"custom_id": "fox-1", "method": "POST", "url": "/v1/videos", "body": {...}}, where
 url is a create endpoint: /v1/chat/completions, /v1/responses, /v1/messages, /v1/embeddings,
 /v1/images/generations, /v1/images/edits, /v1/videos, /alpha/v1/videos/image2video,
-/beta/api/v3/contents/generations/tasks. custom_id is required and unique (it also names downloaded files).
-Every line is checked against the gateway contract before anything is sent: a bad file exits 2 listing each bad
-line's number, field and rule (--no-validate sends them as they are). Bodies are sent whole (no streaming).
+/beta/api/v3/contents/generations/tasks. custom_id is required and unique; it also names downloaded files, so on
+video and beta lines it must fit the file-name limit with files/<custom_id>.<ext>.part.lock (at most 239 bytes of
+UTF-8 for videos, 228 for beta tasks, whose last frame adds ".last_frame"). The file must be UTF-8 (a BOM on line 1
+is dropped). Every line is checked before anything is sent (--dry-run too): a bad file exits 2 listing every problem
+of every bad line, its number, field and rule (--json: error.details [{line, custom_id, field, rule}]);
+--no-validate sends bodies that break the contract as they are. Bodies are sent whole (no streaming).
 
 Output in --out: results.jsonl (OpenAI Batch output format, {"id", "custom_id", "response": {"status_code",
 "request_id", "body"}, "error"}, plus "task" — the final record of a video or beta task — and "files" — paths and
-byte counts under files/<custom_id>.<ext>), errors.jsonl (failed and in-doubt items, same format), state.jsonl
-(the log gw resumes from; fsynced before each create is sent and after each answer). Alpha tasks end when
-created (the gateway offers no query endpoint for them): their line carries the created task.
+byte counts, "files/<custom_id>.<ext>" relative to --out), errors.jsonl (failed and in-doubt items, same format),
+state.jsonl (the log gw resumes from; fsynced before each create is sent and after each answer). Alpha tasks end
+when created (the gateway offers no query endpoint for them): their line carries the created task. A file gw
+reads back that holds a line it did not write is exit 2 naming the file and line; a torn last line (a crash) is
+cut, never a complete line before it.
+
+One writer per directory: run, retry, merge --out and download take --out's lock (batch.lock: pid and host). A
+second one exits 1 (batch_locked) naming the process, or waits with --wait-lock; the lock of a process that is
+gone (or a zombie) is taken over.
 
 Never billed twice: a create whose answer was lost after the request was written is "in doubt" and is not
 resent (see gw batch status; gw batch retry --in-doubt resends it). Only a 429 or a connection that never opened
@@ -84,15 +93,21 @@ before new lines. --max-attempts counts the sends of one item that created nothi
 other create of that model was accepted since the item's previous 429 (a gateway that merely rate-limits gets
 every item through; one that refuses everything ends them). A gateway nobody reaches ends the run when the first
 line runs out of attempts while nothing answered (nothing created). Running the same command again skips what is
-done, follows what was created, and sends what was never sent; Ctrl-C prints that command. Videos and beta tasks are
-polled like gw video wait and downloaded like gw video download (atomic, resumable), the soonest to expire
-first; their polls and downloads also wait out their model's pause, and their 429s pause it.
+done, follows what was created, and sends what was never sent; Ctrl-C prints that command. A create whose answer
+was lost but whose task gw journaled (a kill in between) is followed, not left in doubt. A 502, 503, 504 or a
+5xx that is not the gateway's JSON error is in doubt too, and stays in the spend. Videos and beta tasks are
+polled like gw video wait and downloaded like gw video download (the same path: the task's own .part only,
+If-Range, atomic), the soonest to expire first; their polls and downloads also wait out their model's pause, and
+their 429s pause it. A finished task whose follow is cut (a download dropped, a full disk, a gateway failing)
+stays created: the same command, or gw batch retry, resumes it without creating it again. After --no-download,
+gw batch download fetches the files.
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
 billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
-start when a line is unpriced, unless --allow-unpriced. Exit 0 all succeeded, 1 any failed, in doubt or not
-submitted (budget), or the gateway unreachable, 2 bad input, 3 token refused (or a host name that does not
-resolve), 4 --timeout, 130 Ctrl-C. --json prints a summary document.
+start when a line is unpriced, unless --allow-unpriced. Exit 0 all succeeded, 1 any failed, in doubt, not
+submitted (budget) or unfinished, the gateway unreachable, or the directory locked by another gw, 2 bad input or
+a damaged batch file, 3 token refused (or a host name that does not resolve), 4 --timeout, 130 Ctrl-C. --json
+prints {dir, total, succeeded, failed, in_doubt, not_submitted, unfinished, skipped, reason, exit_code, resume}.
 
 Examples (against gw sim: GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-local-0000):
   printf '%s\\n' \\
