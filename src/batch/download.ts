@@ -8,9 +8,8 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { GatewayClient } from '../client/gateway-client.js';
 import { isVideoSuccess } from '../contract/video.js';
-import { resultUrlSource, videoSource } from '../core/download-sources.js';
 import { UsageError } from '../core/errors.js';
-import { PriorityGate, saveFiles } from './follow.js';
+import { PriorityGate, resultFiles, saveFiles, type FileToSave } from './follow.js';
 import { readRecords, rewrite } from './lines.js';
 import type { BatchSinks } from './options.js';
 import { outputLineSchema, type OutputLine, type SavedFile } from './output.js';
@@ -36,26 +35,11 @@ export interface DownloadBatchDoc {
   failed: Array<{ custom_id: string; code: string; message: string }>;
 }
 
-/** The files an item's final task record offers (none for an item without downloadable results). */
-function wanted(client: GatewayClient, id: string, task: unknown) {
+/** The files a line's final task record offers: a succeeded beta task's or video's (none for other items). */
+function wanted(client: GatewayClient, id: string, task: unknown): FileToSave[] {
   const t = (task ?? {}) as Record<string, unknown>;
-  const content = (t.content ?? {}) as Record<string, unknown>;
-  if (t.status === 'succeeded' && typeof content.video_url === 'string' && typeof t.id === 'string') {
-    const out = [
-      { name: id, url: content.video_url, source: resultUrlSource(client, content.video_url, t.id) },
-    ];
-    if (typeof content.last_frame_url === 'string') {
-      const source = resultUrlSource(client, content.last_frame_url, `${t.id}#last_frame`);
-      out.push({ name: `${id}.last_frame`, url: content.last_frame_url, source });
-    }
-    return out;
-  }
-  const videoId = t.id ?? t.video_id;
-  if (isVideoSuccess(t.status) && typeof videoId === 'string') {
-    const url = typeof t.url === 'string' ? t.url : 'x.mp4';
-    return [{ name: id, url, source: videoSource(client, videoId) }];
-  }
-  return [];
+  if (t.status === 'succeeded' && typeof t.content === 'object') return resultFiles(client, id, 'beta', t);
+  return isVideoSuccess(t.status) ? resultFiles(client, id, 'video', t) : [];
 }
 
 /** True when every file a line lists is in the directory with its size. */

@@ -81,7 +81,7 @@ function implied(url: string, body: Record<string, unknown> | undefined, rec: ob
 }
 
 /** One file to save: its name under files/ (without extension), the URL its extension comes from, its source. */
-interface FileToSave {
+export interface FileToSave {
   name: string;
   url: string;
   source: DownloadSource;
@@ -118,28 +118,55 @@ export async function follow(fc: FollowContext, it: FollowItem): Promise<FollowE
   }
 }
 
+/** The options of a task's wait: the run's signal and clock, and the model's lane (its pauses and 429s). */
+function waitOptions<U>(fc: FollowContext, lane: LaneHooks, onUpdate: U) {
+  return { signal: fc.signal, now: fc.clock.now, onUpdate, sleep: lane.sleep, onTransient: lane.onTransient };
+}
+
+/**
+ * The files a succeeded task's final record offers: a video's content, or a beta task's video and last frame
+ * (named `<custom_id>.last_frame`). The one list a run's follow and `gw batch download` both save.
+ */
+export function resultFiles(
+  client: GatewayClient,
+  id: string,
+  kind: 'video' | 'beta',
+  task: unknown,
+): FileToSave[] {
+  const t = (task ?? {}) as Record<string, unknown>;
+  if (kind === 'video') {
+    const videoId = t.id ?? t.video_id;
+    if (typeof videoId !== 'string') return [];
+    return [
+      { name: id, url: typeof t.url === 'string' ? t.url : 'x.mp4', source: videoSource(client, videoId) },
+    ];
+  }
+  const content = (t.content ?? {}) as Record<string, unknown>;
+  if (typeof content.video_url !== 'string' || typeof t.id !== 'string') return [];
+  const out = [
+    { name: id, url: content.video_url, source: resultUrlSource(client, content.video_url, t.id) },
+  ];
+  if (typeof content.last_frame_url === 'string') {
+    const source = resultUrlSource(client, content.last_frame_url, `${t.id}#last_frame`);
+    out.push({ name: `${id}.last_frame`, url: content.last_frame_url, source });
+  }
+  return out;
+}
+
 async function followVideo(fc: FollowContext, it: FollowItem, lane: LaneHooks): Promise<FollowEnd> {
   const videos = await import('../client/resources/videos.js');
-  const signal = fc.signal;
-  const res = await throughLane(lane, signal, () =>
-    videos.wait(fc.client, it.task, {
-      signal,
-      now: fc.clock.now,
-      onUpdate: (r) => fc.onState('video', String(r.status)),
-      sleep: lane.sleep,
-      onTransient: lane.onTransient,
-    }),
+  const onUpdate = (r: { status: unknown }): void => fc.onState('video', String(r.status));
+  const res = await throughLane(lane, fc.signal, () =>
+    videos.wait(fc.client, it.task, waitOptions(fc, lane, onUpdate)),
   );
   const failure = videos.failureOf(it.task, res);
   if (failure !== undefined) {
     const err = { code: failure.code, message: failure.message };
     return { ok: false, code: err.code, line: outputLine(it.id, it.response, err, { task: res.data }) };
   }
-  const url = typeof res.data.url === 'string' ? res.data.url : 'x.mp4';
   const expires = Number((res.data as { expires_at?: unknown }).expires_at);
-  const files = await saveFiles(fc, lane, Number.isFinite(expires) ? expires : Infinity, [
-    { name: it.id, url, source: videoSource(fc.client, it.task) },
-  ]);
+  const wanted = resultFiles(fc.client, it.id, 'video', { ...res.data, id: it.task });
+  const files = await saveFiles(fc, lane, Number.isFinite(expires) ? expires : Infinity, wanted);
   return {
     ok: true,
     implied: implied(it.url, it.body, res.data),
@@ -149,31 +176,16 @@ async function followVideo(fc: FollowContext, it: FollowItem, lane: LaneHooks): 
 
 async function followBeta(fc: FollowContext, it: FollowItem, lane: LaneHooks): Promise<FollowEnd> {
   const tasks = await import('../client/resources/beta-tasks.js');
-  const signal = fc.signal;
-  const rec = await throughLane(lane, signal, () =>
-    tasks.wait(fc.client, it.task, {
-      signal,
-      now: fc.clock.now,
-      onUpdate: (t) => fc.onState('beta-task', t.status),
-      sleep: lane.sleep,
-      onTransient: lane.onTransient,
-    }),
+  const onUpdate = (t: { status: string }): void => fc.onState('beta-task', t.status);
+  const rec = await throughLane(lane, fc.signal, () =>
+    tasks.wait(fc.client, it.task, waitOptions(fc, lane, onUpdate)),
   );
   if (rec.status !== 'succeeded') {
     const code = rec.error?.code ?? `task_${rec.status}`;
     const err = { code, message: rec.error?.message ?? `task ${it.task} ended ${rec.status}` };
     return { ok: false, code, line: outputLine(it.id, it.response, err, { task: rec }) };
   }
-  const wanted: FileToSave[] = [];
-  const video = rec.content?.video_url;
-  const frame = rec.content?.last_frame_url;
-  if (video !== undefined) {
-    wanted.push({ name: it.id, url: video, source: resultUrlSource(fc.client, video, it.task) });
-    if (frame !== undefined) {
-      const source = resultUrlSource(fc.client, frame, `${it.task}#last_frame`);
-      wanted.push({ name: `${it.id}.last_frame`, url: frame, source });
-    }
-  }
+  const wanted = resultFiles(fc.client, it.id, 'beta', { ...rec, id: it.task });
   // Result URLs live about 24 hours from the task's end.
   const files = await saveFiles(
     fc,

@@ -38,6 +38,7 @@ async function human(ctx: Context, doc: StatusDoc, dir: string): Promise<void> {
     ['failed', c.failed],
     ['in doubt', c.in_doubt],
     ['running', c.running],
+    ['of them unfinished', c.unfinished],
     ['sending', c.sending],
     ['estimated spend', money(doc.spend.estimated)],
     ['implied by usage', money(doc.spend.implied_by_usage)],
