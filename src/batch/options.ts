@@ -1,5 +1,5 @@
 /**
- * What the batch engine takes and gives back as a library (`import { runBatch } from 'gw'`): an options object
+ * What the batch engine takes and gives back as a library (`runBatch` of the package's entry): an options object
  * with the client (or a factory), the clock, the signal, sinks for progress, results and warnings, and the batch
  * directory; and the documents it returns. Nothing here prints or exits: `gw batch` renders these.
  */
