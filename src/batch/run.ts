@@ -10,7 +10,7 @@ import type { Currency } from '../contract/estimate.js';
 import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
 import { classify, type SendOutcome } from './errors.js';
 import { follow, PriorityGate, type FollowContext, type FollowEnd } from './follow.js';
-import { inputLines, parseLine, isProblem, type BatchLine } from './input.js';
+import { inputLines, parseLine, isProblem, type BatchLine, type InputLine } from './input.js';
 import { Limits, type Ticket } from './limits.js';
 import type { BatchClock, BatchJournal, BatchSinks, JournaledKind, RunReason, RunStats } from './options.js';
 import { outputLine, serializeLine, type OutputLine } from './output.js';
@@ -81,8 +81,7 @@ export class Engine {
   readonly #stop = new AbortController();
   readonly #cut = new AbortController();
   readonly #spent = new Map<Currency, number>();
-  #source:
-    AsyncIterator<{ lineNo: number; text: string } | { lineNo: number; problems: unknown }> | undefined;
+  #source: AsyncIterator<InputLine> | undefined;
   #reason: RunReason = 'complete';
   #budgetNote: string | undefined;
   #fatal: Error | undefined;
@@ -490,7 +489,7 @@ export class Engine {
     this.#follow(id, created, line.body, response);
   }
 
-  #followContext(id: string, kind: TaskKind, task: string): FollowContext {
+  #followContext(id: string, task: string): FollowContext {
     let last: string | undefined;
     return {
       client: this.d.client,
@@ -529,7 +528,7 @@ export class Engine {
             implied: undefined,
             line: outputLine(id, resp, null, { task: { task_id: c.task } }),
           })
-        : follow(this.#followContext(id, c.kind, c.task), { id, ...c, body, response: resp });
+        : follow(this.#followContext(id, c.task), { id, ...c, body, response: resp });
     const p = done
       .then((end) => this.#followed(id, end, resp))
       .catch((e: unknown) => {

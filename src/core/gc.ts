@@ -1,7 +1,8 @@
 /**
- * V8's garbage collector, for the two places that pace collections themselves: downloads (young buffers) and
- * `gw probe --every` (a days-long watch). V8 exposes `gc` only with --expose-gc; it is enabled here for new
- * contexts. Undefined when that is refused (a future Node): callers then leave collection to V8.
+ * V8's garbage collector, for `gw probe --every` (a days-long watch), the last place that paces collections
+ * itself (downloads no longer do; this file goes when the probe stops). V8 exposes `gc` only with --expose-gc;
+ * it is enabled here for new contexts. Undefined when that is refused (a future Node): callers then leave
+ * collection to V8.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

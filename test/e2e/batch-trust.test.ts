@@ -65,9 +65,11 @@ async function videoBytes(s: Sim, id: string): Promise<Buffer> {
 }
 
 describe('one writer per batch directory (a lock with pid and host)', () => {
-  it('a second run of a directory in use exits 1 (batch_locked) naming the process, and sends nothing', async () => {
-    // The first run's create is answered 1.5 s after it arrives: it holds the directory meanwhile.
-    const s = await batchSim({ faults: [{ route: 'POST /v1/chat/completions', kind: 'latency', ms: 1500 }] });
+  it('a second run of a directory in use exits 1 (batch_locked) naming the process; a killed run’s lock is taken over', async () => {
+    // The first run's create is held open (the answer never ends): the run holds the directory until it is killed.
+    const s = await batchSim({
+      faults: [{ route: 'POST /v1/chat/completions', kind: 'slow', ms: 1000, times: 1 }],
+    });
     const d = tempDir('gw-bt-');
     const home = isolatedDirs();
     const file = writeInput(d, [chat('l1')]);
@@ -92,9 +94,15 @@ describe('one writer per batch directory (a lock with pid and host)', () => {
     const retry = await gw(['batch', 'retry', out], s.env, home);
     expect(retry.exitCode).toBe(1);
     expect(retry.stderr).toMatch(/^error: batch_locked: /);
-    expect((await first).exitCode).toBe(0);
     expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
-    expect(jsonl(join(out, 'results.jsonl')).map((x) => x.custom_id)).toEqual(['l1']);
+    child?.kill('SIGKILL');
+    await first;
+    expect(existsSync(join(out, 'batch.lock'))).toBe(true);
+    // The killed run's lock names a process that is gone: the same command takes it over.
+    const third = await gw(['batch', 'run', file, '--out', out, '--json'], s.env, home);
+    expect(third.exitCode, third.stderr).toBe(1);
+    expect(JSON.parse(third.stdout)).toMatchObject({ in_doubt: 1 });
+    expect(s.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
     expect(existsSync(join(out, 'batch.lock'))).toBe(false);
   });
 
