@@ -20,23 +20,41 @@ async function liveProcess(): Promise<ChildProcess & { pid: number }> {
   return c as ChildProcess & { pid: number };
 }
 
+/** Polls a condition of the process table (no fixed wait decides anything). */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('the process never reached the expected state');
+}
+
+function procState(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return '';
+  }
+}
+
 /**
- * The pid of a zombie: a child of `sh` that exited while its parent (now `sleep`, after exec) never reaps it. It
+ * The pid of a zombie: a child of `sh` killed after its parent became `sleep` (exec), which never reaps it. It
  * still answers kill(pid, 0), as a killed gw whose parent has not waited for it does.
  */
 async function zombiePid(): Promise<number> {
-  const c = spawn('sh', ['-c', 'true & echo $!; exec sleep 600'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const c = spawn('sh', ['-c', 'sleep 600 & echo $!; exec sleep 600'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   children.push(c);
   const pid = await new Promise<number>((r) =>
     c.stdout?.once('data', (b: Buffer) => r(Number(String(b).trim()))),
   );
-  // Polls the zombie's own state until it is one (no fixed wait decides anything).
-  for (let i = 0; i < 1000; i++) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return pid;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('no zombie');
+  // Killed only once its parent runs `sleep`: a shell would reap it.
+  await until(() => readFileSync(`/proc/${c.pid}/comm`, 'utf8').trim() === 'sleep');
+  process.kill(pid, 'SIGKILL');
+  await until(() => procState(pid) === 'Z');
+  return pid;
 }
 
 describe('the lock helper (downloads and batch directories)', () => {
