@@ -1,4 +1,5 @@
 import type { Context } from '../../cli/context.js';
+import { lockWaitNote } from './shared.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchDownloadFlags } from './download.js';
 
@@ -15,8 +16,7 @@ export default async function run(
     waitLock: opts.waitLock,
     signal: ctx.signal,
     onWarning: (t) => ctx.out.warn(t),
-    onLockWait: (holder) =>
-      ctx.out.note(`${holder} is working on this batch; waiting for it to end (--wait-lock)`),
+    onLockWait: lockWaitNote(ctx),
   });
   await ctx.out.result(doc, () =>
     ctx.out.line(

@@ -1,4 +1,5 @@
 import type { Context } from '../../cli/context.js';
+import { lockWaitNote } from './shared.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchMergeFlags } from './merge.js';
 
@@ -16,8 +17,7 @@ export default async function run(
     allowMissing: opts.allowMissing,
     waitLock: opts.waitLock,
     signal: ctx.signal,
-    onLockWait: (holder) =>
-      ctx.out.note(`${holder} is working on a batch directory of the merge; waiting (--wait-lock)`),
+    onLockWait: lockWaitNote(ctx),
   });
   if (r.duplicates.length > 0) {
     ctx.out.warn(

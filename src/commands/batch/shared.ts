@@ -72,6 +72,12 @@ export function journalOf(ctx: Context, baseUrl: () => string | undefined): Batc
   };
 }
 
+/** What a verb says when another gw holds a batch directory and --wait-lock was given. */
+export function lockWaitNote(ctx: Context): (holder: string) => void {
+  return (holder) =>
+    ctx.out.note(`${holder} is working on a batch directory of this command; waiting for it (--wait-lock)`);
+}
+
 /** The sinks every batch verb gives the engine, and the end of its live line. */
 export async function sinksOf(ctx: Context): Promise<{ sinks: BatchSinks; stop: () => void }> {
   let stats: Readonly<RunStats> | undefined;
@@ -82,8 +88,7 @@ export async function sinksOf(ctx: Context): Promise<{ sinks: BatchSinks; stop: 
       spent = m;
     },
     onWarning: (text) => ctx.out.warn(text),
-    onLockWait: (holder) =>
-      ctx.out.note(`${holder} is working on this batch; waiting for it to end (--wait-lock)`),
+    onLockWait: lockWaitNote(ctx),
   };
   if (!ctx.progress.enabled) return { sinks, stop: () => undefined };
   const spinner = await ctx.progress.spinner('batch starting');
