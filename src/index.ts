@@ -86,3 +86,24 @@ export type {
   RunStats,
 } from './batch/options.js';
 export type { OutputLine, SavedFile } from './batch/output.js';
+
+// The probe as a library: runProbe(options) returns the report; nothing printed.
+export {
+  runProbe,
+  type ProbeOptions,
+  type ProbeSinks,
+  type ClientFactory,
+  type AllModelsSettings,
+} from './probe/probe.js';
+export {
+  selectChecks,
+  planModels,
+  exitCodeOf,
+  type ProbeReport,
+  type CheckRecord,
+  type CheckStatus,
+  type CheckError,
+  type ProbePlan,
+  type Selection,
+} from './probe/runner.js';
+export type { SloBounds } from './probe/slo.js';

@@ -243,8 +243,10 @@ export class GatewayClient {
   readonly #userAgent: string;
   readonly #maxResponseBytes: number;
   readonly #origin: string;
+  readonly #options: GatewayClientOptions;
 
   constructor(o: GatewayClientOptions) {
+    this.#options = o;
     this.baseUrl = normalizeBaseUrl(o.baseUrl);
     this.#origin = new URL(this.baseUrl).origin;
     this.validate = o.validate ?? true;
@@ -276,6 +278,28 @@ export class GatewayClient {
   /** The per-request limit in milliseconds (see GatewayClientOptions.timeoutMs). */
   get timeoutMs(): number {
     return this.#timeoutMs;
+  }
+
+  /**
+   * A client with the same settings and connection pool (closing it leaves the pool open) that also reports its
+   * exchanges to `o.onExchange` (after this client's own observer) and validates as `o.validate` says. A caller
+   * that must tell apart the exchanges of concurrent jobs (the probe's checks) gives each job its own.
+   */
+  derive(o: { onExchange?: (x: Exchange) => void; validate?: boolean }): GatewayClient {
+    const own = this.#onExchange;
+    const extra = o.onExchange;
+    return new GatewayClient({
+      ...this.#options,
+      dispatcher: this.#dispatcher,
+      validate: o.validate ?? this.validate,
+      onExchange:
+        own !== undefined && extra !== undefined
+          ? (x) => {
+              own(x);
+              extra(x);
+            }
+          : (extra ?? own),
+    });
   }
 
   /** The origin (scheme, host, port) of the gateway. */

@@ -54,7 +54,7 @@ export interface Check {
   needs?: ModelRole;
   /** The route family it calls. */
   family?: CheckFamily;
-  /** Takes far longer than the others (a task to a terminal state): started first, see runner.runProbe. */
+  /** Takes far longer than the others (a task to a terminal state): started first, see runner.runChecklist. */
   slow?: boolean;
   /** Loads the client code `run` uses (called before the check's clock starts). */
   load?(): Promise<unknown>;
@@ -489,8 +489,3 @@ export const CHECKS: readonly Check[] = [
   invalidResolutionCheck,
   embeddingsCheck,
 ];
-
-/** Ids of common.md §4 rule 5's checks. */
-export const BASE_CHECK_IDS: readonly string[] = CHECKS.filter((c) => !c.extended).map((c) => c.id);
-/** Ids added by `--extended` (contract checks that cost nothing). */
-export const EXTENDED_CHECK_IDS: readonly string[] = CHECKS.filter((c) => c.extended).map((c) => c.id);

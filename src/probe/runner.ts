@@ -7,7 +7,8 @@ import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
 import type { JournalKind } from '../core/journal.js';
-import { BASE_CHECK_IDS, CHECKS, EXTENDED_CHECK_IDS, type Check, type CheckContext } from './checks.js';
+import { CHECKS, type Check, type CheckContext } from './checks.js';
+import { EXTENDED_CHECK_IDS, unknownCheck } from './check-ids.js';
 import { isInterrupted, toGwError } from '../core/error-map.js';
 
 /** What a probe run creates and journals: videos, alpha and beta tasks. */
@@ -119,26 +120,21 @@ export interface Selection {
   skipReason: Map<string, string>;
 }
 
-/** Valid check ids, for messages. */
-export function allCheckIds(): string[] {
-  return [...BASE_CHECK_IDS, ...EXTENDED_CHECK_IDS];
-}
-
-/** Applies --extended, --only and --skip; an unknown id is a UsageError (exit 2) naming the valid ids. */
-export function selectChecks(o: { extended: boolean; only: string[]; skip: string[] }): Selection {
-  const valid = allCheckIds();
-  for (const [flag, ids] of [
+/** Applies --extended, --only and --skip; an unknown id is a UsageError naming the valid ids. */
+export function selectChecks(o: {
+  extended: boolean;
+  only: readonly string[];
+  skip: readonly string[];
+}): Selection {
+  for (const [field, ids] of [
     ['only', o.only],
     ['skip', o.skip],
   ] as const) {
-    const bad = ids.find((id) => !valid.includes(id));
-    if (bad !== undefined) {
-      throw new UsageError(`${flag}: "${bad}" is not a check (one of: ${valid.join(', ')})`, {
-        field: flag,
-      });
-    }
+    const problem = ids.map(unknownCheck).find((p) => p !== undefined);
+    if (problem !== undefined) throw new UsageError(`${field}: ${problem}`, { field });
   }
-  const wantsExtended = o.extended || o.only.some((id) => EXTENDED_CHECK_IDS.includes(id));
+  const wantsExtended =
+    o.extended || o.only.some((id) => (EXTENDED_CHECK_IDS as readonly string[]).includes(id));
   const listed = CHECKS.filter((c) => !c.extended || wantsExtended);
   const run = new Set<string>();
   const skipReason = new Map<string, string>();
@@ -184,8 +180,8 @@ export interface RunnerEvents {
   onFinish?(record: CheckRecord): void;
 }
 
-/** What the runner needs from its caller. */
-export interface RunOptions extends RunnerEvents {
+/** What the checklist runner needs from its caller (`runProbe` in probe.ts builds it from the library's options). */
+export interface ChecklistOptions extends RunnerEvents {
   gateway: string;
   selection: Selection;
   plan: ProbePlan;
@@ -305,7 +301,7 @@ export const SLOW_HEAD_START_MS = 250;
  * while the slow check waits between polls. The run then lasts as long as its slowest check plus as little as
  * possible, and no check's latency carries another check's module loading.
  */
-export async function runProbe(o: RunOptions): Promise<ProbeReport> {
+export async function runChecklist(o: ChecklistOptions): Promise<ProbeReport> {
   // process.hrtime rather than performance.now(): the global `performance` loads perf_hooks on first use (~2 ms
   // before the first check starts).
   const now = o.now ?? (() => Number(process.hrtime.bigint()) / 1e6);

@@ -35,8 +35,12 @@ const CONSUMER = `import {
   models,
   runBatch,
   runLoad,
+  runProbe,
+  selectChecks,
+  exitCodeOf,
   schemas,
   type BatchRunDoc,
+  type ProbeReport,
   type RunReport,
   type SseEvent,
   type TypedStream,
@@ -67,8 +71,9 @@ const dir = mkdtempSync(join(tmpdir(), 'gw-consumer-'));
 const input = join(dir, 'jobs.jsonl');
 writeFileSync(input, JSON.stringify({ custom_id: 'q1', url: '/v1/chat/completions', body: { model: 'chat-3.7-plus', messages: [{ role: 'user', content: 'hi' }] } }) + '\\n');
 const batch: BatchRunDoc = await runBatch({ input, out: join(dir, 'out'), client });
+const probe: ProbeReport = await runProbe({ client, selection: selectChecks({ extended: false, only: ['models', 'chat'], skip: [] }) });
 await client.close();
-console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything, load: report.steps[0]?.ok, same, batch: batch.succeeded }));
+console.log(JSON.stringify({ models: ids.length, missing, ev: ev.data, stream: stream === undefined, parsed: parsed.success, zodError: refused.error instanceof ZodError, cli: 'main' in everything, load: report.steps[0]?.ok, same, batch: batch.succeeded, probe: [probe.summary.passed, exitCodeOf(probe)] }));
 `;
 
 function tsconfig(moduleResolution: 'NodeNext' | 'Bundler'): string {
@@ -237,6 +242,7 @@ describe('the packed package', () => {
       stream: true,
       parsed: true,
       zodError: true,
+      probe: [2, 0],
       cli: false,
       load: 4,
       same: true,

@@ -235,7 +235,7 @@ describe('gw probe --all-models', () => {
     const before = sim.requests.length;
     const bad = await runGw(['probe', '--all-models', '--kind', 'video'], { env: sim.env });
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toMatch(/kind: video creates paid tasks: give a --budget/);
+    expect(bad.stderr).toMatch(/--budget: --kind video creates paid tasks, so it needs --budget/);
     expect(sim.requests.length).toBe(before);
     // Over the budget, or no documented price: listed as not probed, nothing created.
     const tight = await runGw(['probe', '--all-models', '--json', '--kind', 'video', '--budget', '2CNY'], {

@@ -23,8 +23,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: ['client', 'contract'],
   ui: ['core', 'client', 'contract'],
   sim: ['contract'],
-  // The library entry: the client, the contract and the engines that are libraries (load, batch).
-  index: ['client', 'contract', 'load', 'batch'],
+  // The library entry: the client, the contract and the engines (load, batch, probe).
+  index: ['client', 'contract', 'load', 'batch', 'probe'],
   // HTML reports are drawn from JSON documents: the types of the probe, batch and load documents only (below).
   report: ['core', 'contract'],
   commands: ['cli', ...APP, ...BELOW_APP],
@@ -37,16 +37,9 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** The features whose document types the reports may import (`import type` only: erased, no runtime cycle). */
 const REPORTED = ['probe', 'batch', 'load'];
 
-/**
- * Engines that still take the CLI's Context (types only); each is to take an options object instead, and this
- * list is to end empty.
- */
-const ENGINE_DEBT = new Set(['probe/watch-command.ts']);
-
 /** Narrow exceptions: the commands that start the simulator, and the reports' view of the documents' types. */
 function excepted(from: string, layer: string, target: string, typeOnly: boolean): boolean {
   if (target === 'sim') return from === 'commands/sim/run.ts' || from === 'probe/sim.ts';
-  if (target === 'cli' && typeOnly && ENGINE_DEBT.has(from)) return true;
   return layer === 'report' && REPORTED.includes(target) && typeOnly;
 }
 

@@ -15,7 +15,6 @@ import {
 } from '../../../src/probe/history.js';
 import { changesBetween, percentile, viewHistory } from '../../../src/probe/history-view.js';
 import { ProbeMetrics } from '../../../src/probe/metrics.js';
-import { parseOperatorFlags } from '../../../src/probe/options.js';
 import type { CheckRecord, ProbeReport } from '../../../src/probe/runner.js';
 import { applySlo, parseSlo } from '../../../src/probe/slo.js';
 import { watch } from '../../../src/probe/watch.js';
@@ -132,23 +131,6 @@ describe('budgets and flags', () => {
     expect(l.take('USD', 1)).toMatch(/no --budget in USD/);
     expect(l.take('CNY', 1)).toBeUndefined();
     expect(l.take('CNY', 0.01)).toMatch(/would pass/);
-  });
-
-  it('operator flags: companions need their main flag, paid kinds need a budget', () => {
-    expect(() => parseOperatorFlags({ kind: ['chat'] })).toThrow(/kind: only with --all-models/);
-    expect(() => parseOperatorFlags({ webhook: 'https://x' })).toThrow(/webhook: only with --every/);
-    expect(() => parseOperatorFlags({ allModels: true, kind: ['beta'] })).toThrow(/beta creates paid tasks/);
-    expect(() => parseOperatorFlags({ allModels: true, kind: ['vidoe'] })).toThrow(
-      /kind: "vidoe" is not a kind/,
-    );
-    expect(() => parseOperatorFlags({ every: '1m', metricsPort: '70000' })).toThrow(/metrics-port/);
-    expect(() => parseOperatorFlags({ every: '0' })).toThrow(/every: must be longer than 0/);
-    expect(parseOperatorFlags({ every: '30s', webhook: 'https://h.example/x' }).watch).toEqual({
-      intervalMs: 30_000,
-      metricsHost: '127.0.0.1',
-      alertAfter: 3,
-      webhook: 'https://h.example/x',
-    });
   });
 });
 

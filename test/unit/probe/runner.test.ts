@@ -8,10 +8,10 @@ import {
   finalize,
   isBurst,
   planModels,
-  runProbe,
+  runChecklist,
   selectChecks,
   type CheckOutcome,
-  type RunOptions,
+  type ChecklistOptions,
   type Selection,
 } from '../../../src/probe/runner.js';
 
@@ -167,7 +167,7 @@ interface FakeClient {
   emit(x: Exchange): void;
 }
 
-function options(listed: Check[], over: Partial<RunOptions> = {}): RunOptions {
+function options(listed: Check[], over: Partial<ChecklistOptions> = {}): ChecklistOptions {
   const selection: Selection = {
     listed,
     run: new Set(listed.map((c) => c.id)),
@@ -202,7 +202,7 @@ async function answer(ctx: CheckContext, rid: string | null = 'req-x'): Promise<
   client.emit(x({ requestId: rid ?? undefined }));
 }
 
-describe('runProbe', () => {
+describe('runChecklist', () => {
   it('runs checks concurrently and reports them in checklist order', async () => {
     // `a` can only finish after `b` started: a sequential runner would never end.
     let release!: () => void;
@@ -218,7 +218,7 @@ describe('runProbe', () => {
       await answer(ctx, 'req-b');
       return { status: 'pass', detail: 'b ok' };
     });
-    const report = await runProbe(options([a, b], { onFinish: (r) => finished.push(r.id) }));
+    const report = await runChecklist(options([a, b], { onFinish: (r) => finished.push(r.id) }));
     expect(finished).toEqual(['b', 'a']);
     expect(report.checks.map((c) => [c.id, c.status, c.requestId])).toEqual([
       ['a', 'pass', 'req-a'],
@@ -242,7 +242,7 @@ describe('runProbe', () => {
         requestId: 'req-9',
       });
     });
-    const report = await runProbe(options([c]));
+    const report = await runChecklist(options([c]));
     expect(report.checks[0]).toMatchObject({
       status: 'fail',
       requestId: 'req-9',
@@ -256,7 +256,7 @@ describe('runProbe', () => {
     const refused = check('models', () =>
       Promise.reject(new GatewayError({ status: 401, code: 'invalid_api_key', message: 'unknown token' })),
     );
-    expect(exitCodeOf(await runProbe(options([refused])))).toBe(3);
+    expect(exitCodeOf(await runChecklist(options([refused])))).toBe(3);
     const warn = check('s', async (ctx) => {
       await answer(ctx);
       return { status: 'pass', detail: '', stream: { chunks: 4, firstMs: 5, lastMs: 5 } };
@@ -264,7 +264,7 @@ describe('runProbe', () => {
     const o = options([warn, check('skipme', () => Promise.reject(new Error('must not run')))]);
     o.selection.run.delete('skipme');
     o.selection.skipReason.set('skipme', 'skipped (--skip)');
-    const r = await runProbe(o);
+    const r = await runChecklist(o);
     expect(r.checks.map((c) => c.status)).toEqual(['warn', 'skip']);
     expect(r.summary).toEqual({ passed: 0, failed: 0, warned: 1, skipped: 1 });
     expect(exitCodeOf(r)).toBe(0);
@@ -275,7 +275,7 @@ describe('runProbe', () => {
       await answer(ctx, null);
       return { status: 'pass', detail: 'fine' };
     });
-    const r = await runProbe(options([c]));
+    const r = await runChecklist(options([c]));
     expect(r.checks[0]?.status).toBe('fail');
     expect(r.checks[0]?.detail).toContain('without an X-Gateway-Request-Id header');
   });
@@ -291,7 +291,7 @@ describe('runProbe', () => {
       await answer(ctx);
       return { status: 'pass', detail: 'done' };
     });
-    await runProbe(
+    await runChecklist(
       options([c], {
         note: (t) => notes.push(t),
         onUpdate: (_c, t) => updates.push(t),
@@ -323,7 +323,7 @@ describe('runProbe', () => {
       }),
       slow: true,
     };
-    const report = await runProbe(options([fast, slow], { headStartMs: 60_000 }));
+    const report = await runChecklist(options([fast, slow], { headStartMs: 60_000 }));
     expect(events).toEqual(['slow runs', 'slow answers', 'fast loads', 'fast runs']);
     expect(report.checks.map((c) => [c.id, c.status])).toEqual([
       ['fast', 'pass'],
@@ -347,7 +347,7 @@ describe('runProbe', () => {
       await answer(ctx);
       return { status: 'pass', detail: 'o' };
     });
-    const r = await runProbe(options([slow, other], { headStartMs: 1 }));
+    const r = await runChecklist(options([slow, other], { headStartMs: 1 }));
     expect(r.summary.passed).toBe(2);
   });
 
@@ -368,7 +368,7 @@ describe('runProbe', () => {
         return Promise.resolve();
       },
     };
-    const r = await runProbe(
+    const r = await runChecklist(
       options([c], {
         now: () => t,
         prepare: (check) => {
@@ -389,7 +389,7 @@ describe('runProbe', () => {
       await answer(ctx);
       return { status: 'pass', detail: '' };
     });
-    const r = await runProbe(options([broken, ok]));
+    const r = await runChecklist(options([broken, ok]));
     expect(r.checks.map((x) => [x.id, x.status, x.detail])).toEqual([
       ['a', 'fail', 'internal: cannot load'],
       ['b', 'pass', ''],
