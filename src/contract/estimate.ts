@@ -6,9 +6,9 @@
  */
 import { quoteBetaTask, skuFor, type BetaQuote } from './beta.js';
 import { videoListPrice, type VideoListPrice } from './video.js';
+import type { Currency } from './money.js';
 
-/** Currencies the documents price in. */
-export type Currency = 'CNY' | 'USD';
+export { parseBudget, type Currency } from './money.js';
 
 /** The details behind an estimate, for a create command's `--dry-run` to print. */
 export interface EstimateDetail {
@@ -109,11 +109,4 @@ export function impliedSpend(
     return { currency: 'USD', amount: Math.round((tokens / 1e6) * sku.price * 1e6) / 1e6 };
   }
   return undefined;
-}
-
-/** Parses `--budget 50CNY` / `10USD` / `10 usd`. */
-export function parseBudget(text: string): { currency: Currency; amount: number } | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(cny|usd)\s*$/i.exec(text);
-  if (!m) return undefined;
-  return { amount: Number(m[1]), currency: (m[2] as string).toUpperCase() as Currency };
 }

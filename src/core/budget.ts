@@ -3,7 +3,7 @@
  * currency, a cap on the list price of what the command creates. One parser, so the three commands take and refuse
  * the same values with the same words.
  */
-import { parseBudget, type Currency } from '../contract/estimate.js';
+import { parseBudget, type Currency } from '../contract/money.js';
 import { UsageError } from './errors.js';
 
 /** The amount allowed per currency; a value that is not an amount and a currency, or a currency given twice, is a UsageError (exit 2). */

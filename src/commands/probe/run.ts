@@ -18,12 +18,14 @@ const SIM_PROBE_IMAGE = 'https://example.com/gw-probe.png';
 
 /** Runs the checklist (once, or every --every). Every flag was parsed and checked before this module loaded. */
 export default async function run(ctx: Context, f: ProbeFlags): Promise<number> {
-  // The code the first check needs loads at once (the file reads overlap). ctx.client() imports the client.
+  // The code the first check needs loads at once (the file reads overlap).
   const simCode =
     f.sim === true && f.allModels !== true
       ? import('../../probe/sim.js').then((m) => m.loadProbeSim())
       : undefined;
-  simCode?.catch(() => {}); // awaited below; a failure before then must not count as unhandled
+  // ctx.client() imports the client (undici): started now, its file reads overlap the simulator's and the probe's.
+  const clientCode = import('../../client/gateway-client.js');
+  for (const p of [simCode, clientCode]) p?.catch(() => {}); // awaited below; must not count as unhandled first
   const [runner, probe] = await Promise.all([
     import('../../probe/runner.js'),
     import('../../probe/probe.js'),
@@ -39,6 +41,7 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
       : await (await simCode)?.start();
   try {
     // Fail on configuration (exit 3) before any check runs.
+    await clientCode;
     const client = await ctx.client(sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {});
     const options = probeOptions(ctx, f, { runner, selection, client, sim });
     const record = f.history && f.sim !== true ? await historyWriter(ctx) : undefined;

@@ -2,6 +2,8 @@
  * `gw probe`'s flags are parsed by its definition's schema: a bad value, or a flag without the one it belongs to,
  * is exit 2 naming the flag as typed, and the handler module is never loaded (nothing of the probe starts).
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { rootProgram } from '../../../src/cli/main.js';
@@ -99,5 +101,25 @@ describe('gw probe flags', () => {
     });
     const w = await probeWith(['--every', '30s', '--metrics-port', '0', '--webhook', 'https://h.example/x']);
     expect(w.flags).toMatchObject({ every: 30_000, metricsPort: 0, webhook: 'https://h.example/x' });
+  });
+});
+
+describe('gw probe definition', () => {
+  it('parses its flags without loading a family contract (the zod schemas of videos, tasks, text)', () => {
+    const src = resolve(import.meta.dirname, '../../../src');
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const code = readFileSync(file, 'utf8');
+      // Static value imports only: `import type` is erased, `import()` loads later.
+      for (const m of code.matchAll(/^import (?!type )[^'"]*?from '(\.[^']+)\.js';$/gm)) {
+        visit(join(dirname(file), `${m[1]}.ts`));
+      }
+    };
+    visit(join(src, 'commands/probe/index.ts'));
+    const reached = [...seen].map((f) => f.slice(src.length + 1));
+    expect(reached).toContain('commands/probe/flags.ts');
+    expect(reached.filter((f) => /^contract\/(video|beta|text|alpha|estimate)\.ts$/.test(f))).toEqual([]);
   });
 });
