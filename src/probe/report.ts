@@ -21,20 +21,24 @@ function latencyCell(c: CheckRecord): string {
   return c.ttftMs !== undefined ? `${total} (ttft ${formatDuration(c.ttftMs)})` : total;
 }
 
-/** Prints the table (check, result, latency, request id, detail), the summary and the hints of failures. */
+/**
+ * Prints the table (check, result, latency, request id, detail), then the summary and the hints of failures: after
+ * the table on a terminal, on stderr off one (stdout holds only the table).
+ */
 export async function printTable(out: Output, r: ProbeReport): Promise<void> {
   await out.table(
     ['check', 'result', 'latency', 'request id', 'detail'],
     r.checks.map((c) => [c.id, WORD[c.status], latencyCell(c), c.requestId ?? '', c.detail]),
+    { keep: [0, 2, 3] },
   );
-  out.line(summaryLine(r));
+  out.summary(summaryLine(r));
   const classes = new Map<string, number>();
   for (const c of r.checks) if (c.class !== undefined) classes.set(c.class, (classes.get(c.class) ?? 0) + 1);
   if (classes.size > 0) {
-    out.line(`by cause: ${[...classes].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+    out.summary(`by cause: ${[...classes].map(([k, n]) => `${n} ${k}`).join(', ')}`);
   }
   for (const c of r.checks) {
-    if (c.status === 'fail' && c.error?.hint !== undefined) out.line(`hint (${c.id}): ${c.error.hint}`);
+    if (c.status === 'fail' && c.error?.hint !== undefined) out.summary(`hint (${c.id}): ${c.error.hint}`);
   }
 }
 

@@ -133,38 +133,88 @@ export class Output {
   }
 
   /**
-   * A table on stdout. On a terminal: aligned columns drawn by cli-table3 (header coloured when colour is on), or,
-   * past TABLE_DRAW_MAX rows, plain padded columns (cli-table3 spreads rows into function arguments and fails past
-   * ~100k). Off a terminal (a pipe, a file): a header line and tab-separated columns, as gh prints them, so `cut`
-   * and `awk -F'\t'` split them; tabs and newlines inside cells become spaces. Large lists are written in chunks.
+   * A table on stdout. On a terminal it fits the width: boxed by cli-table3 (header coloured when colour is on),
+   * the widest columns cut with `…` as gh does (never those in `keep`: ids a user copies); when even that is too
+   * wide, or past TABLE_DRAW_MAX rows (cli-table3 spreads rows into function arguments and fails past ~100k), as
+   * padded columns without borders, cut the same way. Off a terminal (a pipe, a file): a header line and
+   * tab-separated columns with whole values, as gh prints them, so `cut` and `awk -F'\t'` split them; tabs and
+   * newlines inside cells become spaces. Large lists are written in chunks.
    */
-  async table(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>): Promise<void> {
+  async table(
+    head: readonly string[],
+    rows: ReadonlyArray<readonly Cell[]>,
+    o: { keep?: readonly number[] } = {},
+  ): Promise<void> {
     const text = (c: Cell): string => (c === undefined || c === null ? '' : neutralize(String(c)));
     if (this.io.stdout.isTTY !== true) {
       const clean = (c: Cell): string => text(c).replace(/[\t\r\n]+/g, ' ');
       this.#lines([head.join('\t'), ...rows.map((r) => r.map(clean).join('\t'))]);
       return;
     }
-    if (rows.length > TABLE_DRAW_MAX) {
-      const widths = head.map((h) => h.length);
-      for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, text(c).length)));
-      const fmt = (cells: readonly string[]): string =>
-        cells
-          .map((c, i) => c.padEnd(widths[i] ?? 0))
-          .join('  ')
-          .trimEnd();
-      this.#lines([fmt(head), ...rows.map((r) => fmt(r.map(text)))]);
-      return;
-    }
+    const cells = rows.map((r) => r.map(text));
+    const boxed = rows.length > TABLE_DRAW_MAX ? undefined : await this.#boxed(head, cells, o.keep);
+    if (boxed !== undefined) this.line(boxed);
+    else this.#lines(padded(head, cells, this.width, o.keep));
+  }
+
+  /** The table boxed by cli-table3 within the width, or undefined when it would have to be cut too narrow. */
+  async #boxed(
+    head: readonly string[],
+    cells: readonly string[][],
+    keep: readonly number[] | undefined,
+  ): Promise<string | undefined> {
     const { default: Table } = await import('cli-table3');
     const color = this.opts.color;
-    const t = new Table({
-      head: [...head],
-      style: color ? { compact: true } : { head: [], border: [], compact: true },
-      wordWrap: false,
-    });
-    for (const r of rows) t.push(r.map(text));
-    this.line(t.toString());
+    const draw = (colWidths?: number[]): string => {
+      const t = new Table({
+        head: [...head],
+        style: color ? { compact: true } : { head: [], border: [], compact: true },
+        wordWrap: false,
+        ...(colWidths !== undefined ? { colWidths } : {}),
+      });
+      for (const r of cells) t.push(r);
+      return t.toString();
+    };
+    const drawn = draw();
+    // The top border (┌───┬──┐) spells each column's drawn width, padding included, in display columns.
+    // eslint-disable-next-line no-control-regex
+    const top = (drawn.split('\n')[0] ?? '').replace(/\x1b\[[0-9;]*m/g, '');
+    if (top.length <= this.width) return drawn;
+    const natural = top
+      .slice(1, -1)
+      .split('┬')
+      .map((seg) => seg.length);
+    // Boxed only while a cut column keeps 8 characters (its padding aside); narrower reads better without borders.
+    const room = this.width - natural.length - 1;
+    const fitted = fitWidths(natural, room, keep, 10);
+    return fitted.reduce((a, b) => a + b, 0) <= room ? draw(fitted) : undefined;
+  }
+
+  /** The terminal's width for stdout (80 when it reports none, as under `script`). */
+  get width(): number {
+    const c = this.io.stdout.columns;
+    return c !== undefined && c >= 20 ? c : 80;
+  }
+
+  /**
+   * A summary of a result (`OK: 6 checks …`, `7 runs since …`): after the table on a terminal; off a terminal on
+   * stderr (unless --quiet), so stdout holds only the table and `gw probe | sort` sorts rows.
+   */
+  summary(text: string): void {
+    if (this.io.stdout.isTTY === true) this.line(text);
+    else this.note(text);
+  }
+
+  /**
+   * A point in time as gw prints it. Off a terminal always the local time (`2026-11-22 14:03:05 +01:00`). On a
+   * terminal the local time with how long ago or ahead (`(in 23 h)`), or, `brief` (a table's cell, as gh prints
+   * them), only how long ago or ahead.
+   */
+  time(at: Date | string | number, o: { brief?: boolean; now?: number } = {}): string {
+    const d = at instanceof Date ? at : new Date(at);
+    if (this.io.stdout.isTTY !== true) return formatLocalTime(d);
+    const relative = formatRelative(d.getTime() - (o.now ?? Date.now()));
+    return o.brief === true ? relative : `${formatLocalTime(d)} (${relative})`;
   }
 
   /** Writes lines to stdout in chunks (never one string of every line of a huge list). */
@@ -213,4 +263,79 @@ export class Output {
     if (e.hint !== undefined) text += `hint: ${neutralize(e.hint)}\n`;
     err.write(this.redactor.redact(text));
   }
+}
+
+/**
+ * Column widths that fit `avail` display columns: the widest columns are cut to one level (the widest level at
+ * which everything fits), never below `min` nor those in `keep`; widths that fit are returned as they are.
+ */
+export function fitWidths(
+  widths: readonly number[],
+  avail: number,
+  keep: readonly number[] = [],
+  min = 6,
+): number[] {
+  const total = widths.reduce((a, b) => a + b, 0);
+  if (total <= avail) return [...widths];
+  const cuttable = widths.map((w, i) => [w, i] as const).filter(([, i]) => !keep.includes(i));
+  let room = avail - widths.reduce((a, w, i) => a + (keep.includes(i) ? w : 0), 0);
+  let level = Infinity;
+  const sorted = [...cuttable].sort((a, b) => a[0] - b[0]);
+  for (let k = 0; k < sorted.length; k++) {
+    const share = Math.floor(room / (sorted.length - k));
+    const w = (sorted[k] as readonly [number, number])[0];
+    if (w <= share) room -= w;
+    else {
+      level = share;
+      break;
+    }
+  }
+  return widths.map((w, i) => (keep.includes(i) ? w : Math.min(w, Math.max(level, min))));
+}
+
+/** `text` cut to `width` characters, its end replaced by `…` when cut. */
+function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** A table as padded columns two spaces apart (as gh draws them), fitted to `columns` like a boxed one. */
+function padded(
+  head: readonly string[],
+  cells: readonly string[][],
+  columns: number,
+  keep: readonly number[] | undefined,
+): string[] {
+  // Widths count two columns of gap each (the last one's is not drawn): the same budget as a boxed cell's padding.
+  const natural = head.map((h) => h.length + 2);
+  for (const r of cells) r.forEach((c, i) => (natural[i] = Math.max(natural[i] ?? 0, c.length + 2)));
+  const widths = fitWidths(natural, columns + 2, keep).map((w) => w - 2);
+  const fmt = (row: readonly string[]): string =>
+    row
+      .map((c, i) => cut(c, widths[i] ?? 0).padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [fmt(head), ...cells.map(fmt)];
+}
+
+/** `2026-11-22 14:03:05 +01:00` in the machine's time zone: the one format of every date gw prints. */
+export function formatLocalTime(d: Date): string {
+  const p = (n: number): string => String(Math.abs(n)).padStart(2, '0');
+  const off = -d.getTimezoneOffset();
+  const sign = off >= 0 ? '+' : '-';
+  return (
+    `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+    `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${sign}${p(Math.trunc(off / 60))}:${p(off % 60)}`
+  );
+}
+
+/** `in 23 h`, `in 5 min`, `in 40 s`, `in 3 d`, or `2 h ago` for the past. */
+export function formatRelative(deltaMs: number): string {
+  const abs = Math.abs(deltaMs);
+  if (abs < 1000) return 'just now';
+  let text: string;
+  if (abs < 60_000) text = `${Math.round(abs / 1000)} s`;
+  else if (abs < 3_600_000) text = `${Math.round(abs / 60_000)} min`;
+  else if (abs < 48 * 3_600_000) text = `${Math.round(abs / 3_600_000)} h`;
+  else text = `${Math.round(abs / 86_400_000)} d`;
+  return deltaMs >= 0 ? `in ${text}` : `${text} ago`;
 }

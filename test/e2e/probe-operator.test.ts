@@ -270,7 +270,7 @@ describe('gw probe --all-models limits', () => {
       env: sim.env,
     });
     expect(text.exitCode).toBe(1);
-    expect(text.stdout).toMatch(/by cause: 1 timeout/);
+    expect(text.stderr).toMatch(/by cause: 1 timeout/);
   });
 });
 
@@ -506,22 +506,24 @@ describe('gw probe history', () => {
     expect((JSON.parse(other.stdout) as HistoryView).runs).toEqual([]);
     const same = await runGw(['probe', 'history', '--json', '--gateway', `${sim.baseUrl}/`], { env });
     expect((JSON.parse(same.stdout) as HistoryView).runs).toHaveLength(4);
-    // An empty answer says why: nothing matched the filters, or the gateway has no runs, or nothing ran yet.
+    // An empty answer says why (on stderr off a terminal: stdout holds only tables): nothing matched the filters,
+    // or the gateway has no runs, or nothing ran yet.
     const noMatch = await runGw(['probe', 'history', '--check', 'no-such-check'], { env });
-    expect(noMatch.stdout).toMatch(
+    expect(noMatch.stdout).toBe('');
+    expect(noMatch.stderr).toMatch(
       /^no probe runs match the filters in the last 168h00m \(checks recorded: chat, chat-stream, .*models: chat-3\.7-plus/m,
     );
     const noGateway = await runGw(['probe', 'history', '--gateway', 'https://other.example'], { env });
-    expect(noGateway.stdout).toContain(
+    expect(noGateway.stderr).toContain(
       `no probe runs of https://other.example recorded (gateways recorded: ${sim.baseUrl})`,
     );
     const fresh = await runGw(['probe', 'history'], { env: { ...sim.env, ...isolatedDirs() } });
-    expect(fresh.stdout).toMatch(/^no probe runs recorded yet/);
+    expect(fresh.stderr).toMatch(/^no probe runs recorded yet/);
     const text = await runGw(['probe', 'history'], { env });
     expect(text.exitCode).toBe(0);
     // Off a terminal the table is tab-separated columns under a header.
     expect(text.stdout).toMatch(/^chat\tchat-3\.7-plus\t4\t75%\t75%\t75%\t75%\t/m);
-    expect(text.stdout).toMatch(/stopped-failing: chat chat-3\.7-plus recovered/);
+    expect(text.stderr).toMatch(/stopped-failing: chat chat-3\.7-plus recovered/);
     // `gw probe` with flags still runs the probe, not the subcommand.
     const again = await runGw(['probe', '--only', 'models', '--model', 'chat-3.7-plus', '--json'], { env });
     expect(again.exitCode).toBe(0);

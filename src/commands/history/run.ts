@@ -3,7 +3,6 @@ import type { JournalEntry, JournalKind } from '../../core/journal.js';
 import type { Context } from '../../cli/context.js';
 import type { historyFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
-import { formatLocalTime, formatRelative } from '../video/shared.js';
 
 /**
  * Asks the gateway for an entry's current state; undefined when this entry cannot be asked (an asset group has
@@ -78,18 +77,18 @@ export default async function run(ctx: Context, opts: Flags<typeof historyFlags>
       ctx.out.note('no entries: nothing created on this machine yet (or GW_STATE_DIR points elsewhere)');
       return;
     }
-    const now = Date.now();
     await ctx.out.table(
       ['created', 'kind', 'id', 'model', 'state', 'updated', 'profile'],
       entries.map((e) => [
-        formatLocalTime(new Date(e.createdAt)),
+        ctx.out.time(e.createdAt, { brief: true }),
         e.kind,
         e.id,
         e.model,
         e.state ?? '',
-        e.updatedAt !== undefined ? formatRelative(Date.parse(e.updatedAt) - now) : '',
+        e.updatedAt !== undefined ? ctx.out.time(e.updatedAt, { brief: true }) : '',
         e.profile,
       ]),
+      { keep: [2] },
     );
   });
 }

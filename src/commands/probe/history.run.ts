@@ -54,7 +54,7 @@ function human(
   empty: () => string,
 ): Promise<void> | void {
   if (view.series.length === 0) {
-    ctx.out.line(empty());
+    ctx.out.summary(empty());
     return;
   }
   return table(ctx, view, formatDuration);
@@ -79,11 +79,14 @@ async function table(ctx: Context, view: HistoryView, formatDuration: (ms: numbe
       ms(s.latencyMs?.p99),
       `${s.last.status}${s.last.error !== undefined ? ` (${s.last.error})` : ''}${s.failingFor > 1 ? ` ×${s.failingFor}` : ''}`,
     ]),
+    { keep: [0] },
   );
-  ctx.out.line(`${view.runs.length} runs${view.since !== null ? ` since ${view.since}` : ''}`);
-  if (view.changes.length === 0) ctx.out.line('no change since the previous run');
+  ctx.out.summary(
+    `${view.runs.length} runs${view.since !== null ? ` since ${ctx.out.time(view.since)}` : ''}`,
+  );
+  if (view.changes.length === 0) ctx.out.summary('no change since the previous run');
   else {
-    ctx.out.line('changes since the previous run:');
-    for (const c of view.changes) ctx.out.line(`  ${c.kind}: ${c.detail}`);
+    ctx.out.summary('changes since the previous run:');
+    for (const c of view.changes) ctx.out.summary(`  ${c.kind}: ${c.detail}`);
   }
 }

@@ -7,5 +7,7 @@ export default async function run(ctx: Context, _flags: unknown, id: string): Pr
   const client = await ctx.client();
   const res = await videos.retrieve(client, id, { signal: ctx.signal });
   ctx.journal().update('video', id, res.data.status);
-  await ctx.out.result(res.data, async (d) => ctx.out.keyValue(await videoRows(d, res.requestId)));
+  await ctx.out.result(res.data, async (d) =>
+    ctx.out.keyValue(await videoRows(d, res.requestId, (t) => ctx.out.time(t))),
+  );
 }

@@ -2,43 +2,19 @@
 import { shellWord } from '../shared/job-output.js';
 import type { Cell } from '../../ui/output.js';
 
-/** `2026-11-22 14:03:05 +01:00` in the machine's time zone. */
-export function formatLocalTime(d: Date): string {
-  const p = (n: number): string => String(Math.abs(n)).padStart(2, '0');
-  const off = -d.getTimezoneOffset();
-  const sign = off >= 0 ? '+' : '-';
-  return (
-    `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
-    `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${sign}${p(Math.trunc(off / 60))}:${p(off % 60)}`
-  );
-}
-
-/** `in 23 h`, `in 5 min`, `in 40 s`, `in 3 d`, or `2 h ago` for the past. */
-export function formatRelative(deltaMs: number): string {
-  const abs = Math.abs(deltaMs);
-  if (abs < 1000) return 'just now';
-  let text: string;
-  if (abs < 60_000) text = `${Math.round(abs / 1000)} s`;
-  else if (abs < 3_600_000) text = `${Math.round(abs / 60_000)} min`;
-  else if (abs < 48 * 3_600_000) text = `${Math.round(abs / 3_600_000)} h`;
-  else text = `${Math.round(abs / 86_400_000)} d`;
-  return deltaMs >= 0 ? `in ${text}` : `${text} ago`;
-}
-
-/** A point in time as `local time (in 23 h)`. */
-export function timeWithRelative(d: Date, now: number = Date.now()): string {
-  return `${formatLocalTime(d)} (${formatRelative(d.getTime() - now)})`;
-}
+// The one date format lives with the output (ui/output.ts); re-exported for the verbs that print dates.
+export { formatLocalTime, formatRelative } from '../../ui/output.js';
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(id: string, download?: string): string {
   return `gw video wait ${id}${download !== undefined ? ` --download ${shellWord(download)}` : ''}`;
 }
 
-/** `key: value` rows of a video record: state, result URL, expires_at as local time and relative. */
+/** `key: value` rows of a video record: state, result URL, times as `time` prints them (`ctx.out.time`). */
 export async function videoRows(
   record: Record<string, unknown>,
   requestId: string | undefined,
+  time: (d: Date) => string,
   now: number = Date.now(),
 ): Promise<Array<[string, Cell]>> {
   const { videoError, videoExpiresAt, videoResultUrl } = await import('../../contract/video.js');
@@ -55,12 +31,9 @@ export async function videoRows(
     ['progress', progress],
     ['seconds', str(record.seconds)],
     ['resolution', str(record.resolution)],
-    ['created', created ? timeWithRelative(created, now) : undefined],
+    ['created', created ? time(created) : undefined],
     ['result_url', videoResultUrl(record)],
-    [
-      'expires_at',
-      expires ? `${timeWithRelative(expires, now)}${expires.getTime() <= now ? ' EXPIRED' : ''}` : undefined,
-    ],
+    ['expires_at', expires ? `${time(expires)}${expires.getTime() <= now ? ' EXPIRED' : ''}` : undefined],
     [
       'error',
       err.code !== undefined || err.message !== undefined

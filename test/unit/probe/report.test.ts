@@ -215,32 +215,41 @@ describe('JUnit report', () => {
   });
 });
 
-function capture(opts: { json?: boolean; tty?: boolean } = {}): { out: Output; text: () => string } {
+function capture(opts: { json?: boolean; tty?: boolean } = {}): {
+  out: Output;
+  text: () => string;
+  err: () => string;
+} {
   const stdout = new PassThrough();
+  const stderr = new PassThrough();
   let text = '';
+  let err = '';
   stdout.on('data', (c: Buffer) => (text += c.toString('utf8')));
-  const io = { stdout, stderr: new PassThrough(), stdin: new PassThrough(), env: {} };
+  stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const io = { stdout, stderr, stdin: new PassThrough(), env: {} };
   const out = new Output(
     io,
     { json: opts.json ?? false, quiet: false, verbose: false, color: false },
     new Redactor(),
   );
-  return { out, text: () => text };
+  return { out, text: () => text, err: () => err };
 }
 
 describe('table report', () => {
-  it('shows check, result, latency (with ttft), request id and detail, then the summary and hints', async () => {
-    const { out, text } = capture();
+  it('shows check, result, latency (with ttft), request id and detail; the summary and hints on stderr off a terminal', async () => {
+    const { out, text, err } = capture();
     await printTable(out, SAMPLE);
     const t = text();
     // Off a terminal the table is tab-separated (gh-style), so cut/awk can split it.
     expect(t).toMatch(/^check\tresult\tlatency\trequest id\tdetail$/m);
     expect(t).toMatch(/^chat-stream\twarn\t300ms \(ttft 299ms\)\treq-3/m);
     expect(t).toMatch(/^chat\tFAIL\t20ms\treq-2\tservice_error: bad <tag>/m);
-    expect(t).toContain(
+    // stdout holds only the table (`gw probe | sort` sorts rows); what sums it up is on stderr.
+    expect(t.trimEnd().split('\n')).toHaveLength(SAMPLE.checks.length + 1);
+    expect(err()).toContain(
       'FAILED: 4 checks: 1 passed, 1 failed, 1 warned, 1 skipped in 1.4s (https://gw.example.com)',
     );
-    expect(t).toContain('hint (chat): retry <later>');
+    expect(err()).toContain('hint (chat): retry <later>');
   });
 
   it('says OK when nothing failed', () => {

@@ -4,7 +4,6 @@ import { UsageError } from '../../../core/errors.js';
 import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { taskListFlags } from './list.js';
-import { formatLocalTime } from '../../video/shared.js';
 import { walkPages } from '../pages.js';
 
 /** Lists the tenant's tasks (every page with --all). */
@@ -51,8 +50,9 @@ async function humanList(
       t.status,
       t.resolution,
       t.duration !== undefined ? `${t.duration}s` : undefined,
-      t.created_at !== undefined ? formatLocalTime(new Date(t.created_at * 1000)) : undefined,
+      t.created_at !== undefined ? ctx.out.time(t.created_at * 1000, { brief: true }) : undefined,
     ]),
+    { keep: [0] },
   );
   if (all !== true && items.length < total) {
     ctx.out.tip(`showing ${items.length} of ${total}; use --page, or --all for every page`);
