@@ -1,5 +1,5 @@
 import { GwError, UsageError } from '../../core/errors.js';
-import type { SimConfigInput } from '../../sim/config.js';
+import { DEFAULT_SIM_TOKEN, type SimConfigInput } from '../../sim/config.js';
 import type { Context } from '../../cli/context.js';
 import type { simFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
@@ -45,11 +45,33 @@ async function simStartError(e: unknown): Promise<unknown> {
   });
 }
 
+/**
+ * The token and `try:` lines of the banner, whatever GW_TOKEN holds: every line gw prints is masked for the token
+ * in GW_TOKEN, so when the full line would be masked (GW_TOKEN already holds the simulator's token, or a piece of
+ * it) the `try:` line leaves GW_TOKEN out and says why in a shell comment: what is printed can always be pasted.
+ */
+export function banner(
+  baseUrl: string,
+  tokens: readonly string[],
+  envToken: string,
+  redact: (text: string) => string,
+): string[] {
+  const token = tokens[0] ?? DEFAULT_SIM_TOKEN;
+  const full = [
+    ...(tokens.includes(DEFAULT_SIM_TOKEN) ? [`default token: ${DEFAULT_SIM_TOKEN}`] : []),
+    `try: GW_BASE_URL=${baseUrl} GW_TOKEN=${token} gw models`,
+  ];
+  if (!tokens.includes(envToken) && full.every((l) => redact(l) === l)) return full;
+  const why = tokens.includes(envToken)
+    ? 'GW_TOKEN already holds a token of this simulator'
+    : "set GW_TOKEN to the simulator's token first (docs/simulator.md)";
+  return [`try: GW_BASE_URL=${baseUrl} gw models  # ${why}`];
+}
+
 /** Runs the simulator until Ctrl-C / SIGTERM. */
 export default async function run(ctx: Context, opts: Flags<typeof simFlags>): Promise<number> {
   const port = opts.port;
   const { startSim } = await import('../../sim/server.js');
-  const { DEFAULT_SIM_TOKEN } = await import('../../sim/config.js');
   const input = opts.config !== undefined ? await readSimConfig(opts.config) : {};
   // Flags win over the config file, which wins over the defaults.
   const host = opts.host ?? input.host ?? '127.0.0.1';
@@ -63,8 +85,8 @@ export default async function run(ctx: Context, opts: Flags<typeof simFlags>): P
     { baseUrl: sim.baseUrl, cdnUrl: sim.cdnUrl, tokens: tokens.length },
     () => {
       ctx.out.line(`gw sim listening on ${sim.baseUrl} (CDN origin ${sim.cdnUrl})`);
-      if (tokens.includes(DEFAULT_SIM_TOKEN)) ctx.out.line(`default token: ${DEFAULT_SIM_TOKEN}`);
-      ctx.out.line(`try: GW_BASE_URL=${sim.baseUrl} GW_TOKEN=${tokens[0] ?? DEFAULT_SIM_TOKEN} gw models`);
+      for (const l of banner(sim.baseUrl, tokens, ctx.io.env.GW_TOKEN ?? '', (t) => ctx.redactor.redact(t)))
+        ctx.out.line(l);
       ctx.out.line('ready');
     },
     { ndjson: true },
