@@ -4,6 +4,7 @@
  */
 import type { CheckRecord, ProbeReport } from '../probe/runner.js';
 import { barChart, type BarRow, type Rule } from './charts.js';
+import { failureParts } from './failure.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import { ms } from './svg.js';
 
@@ -124,13 +125,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
           c.status === 'skip' ? '' : ms(c.latencyMs),
           c.ttftMs !== undefined ? ms(c.ttftMs) : '',
           c.requestId ?? '',
-          [
-            c.detail,
-            c.error ? `${c.error.code}: ${c.error.message}` : '',
-            c.error?.hint ? `hint: ${c.error.hint}` : '',
-          ]
-            .filter(Boolean)
-            .join(' — '),
+          failureParts(c, { requestId: false }).join(' — '),
         ]),
         rowClass: r.checks.map((c) =>
           c.status === 'fail' ? 'fail' : c.status === 'warn' ? 'warn' : undefined,

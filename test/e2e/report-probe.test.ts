@@ -86,4 +86,22 @@ describe('gw probe --junit', () => {
     }
     expect(apiRequests(sim)).toEqual([]);
   });
+
+  it("a failed check's message appears once in the HTML detail and once in the JUnit <failure>", async () => {
+    const sim = await useSim();
+    sim.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'status', status: 500 });
+    const html = join(dir, 'failed.html');
+    const junit = join(dir, 'failed.xml');
+    const r = await runGw(['probe', '--only', 'models,chat', '--html', html, '--junit', junit], {
+      env: sim.env,
+    });
+    expect(r.exitCode, r.stderr).toBe(1);
+    const count = (text: string): number => text.split('upstream failure (simulated)').length - 1;
+    const row = /<tr class="fail">([\s\S]*?)<\/tr>/.exec(readFileSync(html, 'utf8'))?.[1] ?? '';
+    expect(row).toContain('chat');
+    expect(count(row)).toBe(1);
+    const failure = /<failure [^>]*>([\s\S]*?)<\/failure>/.exec(readFileSync(junit, 'utf8'))?.[1] ?? '';
+    expect(failure).toMatch(/request id: req-sim-/);
+    expect(count(failure)).toBe(1);
+  });
 });

@@ -56,7 +56,7 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
     const result = await runWithLiveLines(ctx, f, selection, runOnce);
     record?.(result);
     const render = await import('../../probe/report.js');
-    if (f.junit !== undefined) await render.writeJUnit(f.junit, result);
+    if (f.junit !== undefined) await (await import('../../report/junit.js')).writeJUnit(f.junit, result);
     await writeHtml?.(result, result.gateway);
     await ctx.out.result(result, (r) => render.printTable(ctx.out, r));
     return runner.exitCodeOf(result);

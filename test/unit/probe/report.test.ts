@@ -1,6 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LiveLines, printTable, summaryLine, toJUnit, xmlEscape } from '../../../src/probe/report.js';
+import { LiveLines, printTable, summaryLine } from '../../../src/probe/report.js';
+import { toJUnit } from '../../../src/report/junit.js';
+import { esc } from '../../../src/report/svg.js';
 import type { CheckRecord, ProbeReport } from '../../../src/probe/runner.js';
 import { summarize } from '../../../src/probe/runner.js';
 import { Output } from '../../../src/ui/output.js';
@@ -209,9 +211,7 @@ describe('JUnit report', () => {
   });
 
   it('escapes the five XML characters and drops forbidden control characters', () => {
-    expect(xmlEscape(`<a href="x">&'</a>\u0000\u001f`)).toBe(
-      '&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;',
-    );
+    expect(esc(`<a href="x">&'</a>\u0000\u001f`)).toBe('&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;');
   });
 });
 
