@@ -151,23 +151,36 @@ export function batchHtml(b: StatusDoc, meta: ReportMeta): string {
       ),
     ),
   ];
-  const spendSeries: LineSeries[] = currencies.map((cur) => ({
-    name: cur,
-    step: true,
-    markers: 'sparse',
-    points: b.spend_over_time.flatMap((p) => {
+  // The spend shares the state chart's time: from the runs' first event to their last, the running total held
+  // flat after the last item was sent.
+  const t0 = over[0]?.x;
+  const t1 = over[over.length - 1]?.x;
+  const spendSeries: LineSeries[] = currencies.map((cur) => {
+    const points = b.spend_over_time.flatMap((p) => {
       const amount = p[cur];
       return amount !== undefined ? [[Date.parse(p.at), amount] as const] : [];
-    }),
-    endLabel: `${cur} ${(b.spend.estimated[cur] ?? 0).toFixed(2)}`,
-  }));
+    });
+    const end = points[points.length - 1];
+    if (end !== undefined && t1 !== undefined && t1 > end[0]) points.push([t1, end[1]] as const);
+    return {
+      name: cur,
+      step: true,
+      markers: 'sparse',
+      points,
+      endLabel: `${cur} ${(b.spend.estimated[cur] ?? 0).toFixed(2)}`,
+    };
+  });
   const spend =
     spendSeries.length > 0
       ? lineChart({
           id: 'batch-spend',
           title: 'Estimated spend over time',
           description: `Running total of the list price of submitted items${currencies.length > 1 ? ', per currency' : ''}${b.budgets ? '; dashed lines are the budgets' : ''}.`,
-          x: { label: 'time (UTC)', time: true },
+          x: {
+            label: 'time (UTC)',
+            time: true,
+            ...(t0 !== undefined && t1 !== undefined ? { min: t0, max: t1 } : {}),
+          },
           y: { label: currencies.length === 1 ? `spend (${currencies[0] as string})` : 'spend' },
           series: spendSeries,
           yRules: Object.entries(b.budgets ?? {})

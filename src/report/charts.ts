@@ -17,11 +17,15 @@ import {
   textWidth,
   tickLabel,
   toneRect,
-  vRule,
+  vRules,
+  RULE_ROW,
   WIDTH,
   xAxis,
   yAxis,
+  labelBox,
+  overlaps,
   type AxisSpec,
+  type Box,
   type LegendItem,
   type Mark,
   type PatternName,
@@ -95,25 +99,37 @@ export function lineChart(spec: LineChartSpec): string {
   const m = { top: 34 + lg.height + (flags ? 22 : 0), right: endLabels ? 96 : 20, bottom: 44, left: 56 };
   const xs = spec.series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = spec.series.flatMap((s) => s.points.map((p) => p[1]));
+  // About one tick per 45 px of height, so a short chart (a small multiple) is not crowded.
+  const yTicks = Math.max(2, Math.round((H - m.bottom - m.top) / 45));
   const x = axisScale(
     spec.x,
     [...xs, ...(spec.xRules ?? []).map((r) => r.value)],
     [m.left, WIDTH - m.right],
     false,
+    6,
   );
   const y = axisScale(
     spec.y,
     [...ys, ...(spec.yRules ?? []).map((r) => r.value)],
     [H - m.bottom, m.top],
     true,
+    yTicks,
   );
-  // About one tick per 45 px of height, so a short chart (a small multiple) is not crowded.
-  const yTicks = Math.max(2, Math.round((H - m.bottom - m.top) / 45));
-  let body = lg.svg + yAxis(spec.y, y, m.left, WIDTH - m.right, yTicks) + xAxis(spec.x, x, H - m.bottom);
-  for (const r of spec.yRules ?? []) body += hRule(r, y, m.left, WIDTH - m.right);
-  for (const r of spec.xRules ?? []) body += vRule(r, x, m.top, H - m.bottom);
+  let body =
+    lg.svg +
+    yAxis(spec.y, y, m.left, WIDTH - m.right, yTicks, flags ? 22 : 0) +
+    xAxis(spec.x, x, H - m.bottom);
+  // Every label drawn so far that a point label must keep clear of.
+  const placedLabels: Box[] = [];
+  for (const r of spec.yRules ?? []) {
+    const h = hRule(r, y, m.left, WIDTH - m.right);
+    body += h.svg;
+    if (h.box !== undefined) placedLabels.push(h.box);
+  }
+  const v = vRules(spec.xRules ?? [], x, m.top, H - m.bottom);
+  body += v.svg;
+  placedLabels.push(...v.boxes);
   const ends: { y: number; text: string; i: number }[] = [];
-  const placedLabels: { x0: number; x1: number; y0: number; y1: number }[] = [];
   spec.series.forEach((s, i) => {
     const pts = downsample(s.points, MAX_POINTS).map(([a, b]) => [x(a), y(b)] as const);
     if (pts.length === 0) return;
@@ -134,9 +150,8 @@ export function lineChart(spec: LineChartSpec): string {
       pts.forEach(([X, Y], k) => {
         const text = s.pointLabels?.[k];
         if (text === undefined || text === '') return;
-        const box = { x0: X - 6 - textWidth(text, 10), x1: X - 6, y0: Y - 18, y1: Y - 6 };
-        if (placedLabels.some((b) => b.x0 < box.x1 && box.x0 < b.x1 && b.y0 < box.y1 && box.y0 < b.y1))
-          return;
+        const box = labelBox(X - 6, Y - 8, text, 'end', 10);
+        if (placedLabels.some((b) => overlaps(b, box))) return;
         placedLabels.push(box);
         body += `<text class="ptlabel" x="${px(box.x1)}" y="${px(Y - 8)}" text-anchor="end">${esc(text)}</text>`;
       });
@@ -163,23 +178,37 @@ export function lineChart(spec: LineChartSpec): string {
       if (t.x0 <= flagEnd + 4) label = '';
       else flagEnd = t.x1;
     }
-    body += markAt({ ...mk, label }, x, y, m.top, H - m.bottom);
+    body += markAt({ ...mk, label }, x, y, m.top, H - m.bottom, placedLabels);
   }
   return figure(spec.id, 'line', spec.title, spec.description, H, body);
 }
 
 /** A labelled mark: a ring at (x, y) with the label above it, or a flag at x alone. */
-function markAt(mk: Mark, x: Scale, y: Scale, top: number, bottom: number): string {
+function markAt(mk: Mark, x: Scale, y: Scale, top: number, bottom: number, placed: Box[] = []): string {
   const X = x(mk.x);
   if (mk.y === undefined) {
     const text = mk.label ? flagText(X, top - 10, mk.label).svg : '';
     return `<g class="mark"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/><path class="flag" d="M${px(X)} ${px(top)}l-4 -7h8z"/>${text}</g>`;
   }
   const Y = y(mk.y);
-  const anchor = X > WIDTH - 160 ? 'end' : 'start';
-  const tx = anchor === 'end' ? X - 10 : X + 10;
-  const ty = Math.max(top + 10, Y - 14);
-  return `<g class="mark"><circle cx="${px(X)}" cy="${px(Y)}" r="8"/><path d="M${px(X + (anchor === 'end' ? -6 : 6))} ${px(Y - 6)}L${px(tx)} ${px(ty + 3)}"/><text x="${px(tx)}" y="${px(ty)}" text-anchor="${anchor}">${esc(mk.label)}</text></g>`;
+  // Above the ring on the side with room, else below it, else on the other side: the first place no label holds.
+  const side: 'start' | 'end' = X > WIDTH - 160 ? 'end' : 'start';
+  const other: 'start' | 'end' = side === 'end' ? 'start' : 'end';
+  const at = (anchor: 'start' | 'end', ty: number) => ({
+    anchor,
+    tx: anchor === 'end' ? X - 10 : X + 10,
+    ty,
+  });
+  const above = Math.max(top + 10, Y - 14);
+  const below = Math.min(bottom - 4, Y + 24);
+  const first = at(side, above);
+  const spots = [first, at(side, below), at(other, above), at(other, below)];
+  const boxOf = (p: typeof first): Box => labelBox(p.tx, p.ty, mk.label, p.anchor);
+  const spot = spots.find((p) => !placed.some((b) => overlaps(b, boxOf(p)))) ?? first;
+  placed.push(boxOf(spot));
+  const { anchor, tx, ty } = spot;
+  const from = ty < Y ? Y - 6 : Y + 6;
+  return `<g class="mark"><circle cx="${px(X)}" cy="${px(Y)}" r="8"/><path d="M${px(X + (anchor === 'end' ? -6 : 6))} ${px(from)}L${px(tx)} ${px(ty < Y ? ty + 3 : ty - 10)}"/><text x="${px(tx)}" y="${px(ty)}" text-anchor="${anchor}">${esc(mk.label)}</text></g>`;
 }
 
 /** One bin of a histogram: [x0, x1) and its count. */
@@ -212,6 +241,7 @@ export function histogram(spec: HistogramSpec): string {
     [...bins.flatMap((b) => [b.x0, b.x1]), ...(spec.rules ?? []).map((r) => r.value)],
     [m.left, WIDTH - m.right],
     false,
+    6,
   );
   const y = axisScale(
     spec.y,
@@ -226,8 +256,7 @@ export function histogram(spec: HistogramSpec): string {
     const top = y(b.count);
     body += `<rect class="bar" x="${px(x0 + 0.5)}" y="${px(top)}" width="${px(w)}" height="${px(y(0) - top)}"><title>${esc(`${tickLabel(spec.x, x, b.x0)}–${tickLabel(spec.x, x, b.x1)}: ${b.count}`)}</title></rect>`;
   }
-  body += '</g>' + xAxis(spec.x, x, H - m.bottom);
-  for (const r of spec.rules ?? []) body += vRule(r, x, m.top, H - m.bottom);
+  body += '</g>' + xAxis(spec.x, x, H - m.bottom) + vRules(spec.rules ?? [], x, m.top, H - m.bottom).svg;
   return figure(spec.id, 'histogram', spec.title, spec.description, H, body);
 }
 
@@ -274,15 +303,18 @@ export function barChart(spec: BarChartSpec): string {
     labelW,
     14,
   );
-  const ruled = (spec.rules ?? []).length > 0;
-  const m = { top: (ruled ? 30 : 14) + lg.height, right: noteW, bottom: 44, left: labelW };
-  const H = m.top + spec.rows.length * rowH + m.bottom;
   const x = axisScale(
     spec.x,
     [...spec.rows.flatMap((r) => [r.value, r.inner ?? 0]), ...(spec.rules ?? []).map((r) => r.value)],
-    [m.left, WIDTH - m.right],
+    [labelW, WIDTH - noteW],
     true,
+    6,
   );
+  // The rules' labels take a band above the bars: one more row each time two would overlap.
+  const ruleRows = vRules(spec.rules ?? [], x, 0, 0).rows;
+  const band = ruleRows > 0 ? 2 + RULE_ROW * ruleRows : 0;
+  const m = { top: 14 + band + lg.height, right: noteW, bottom: 44, left: labelW };
+  const H = m.top + spec.rows.length * rowH + m.bottom;
   const patterns = [...spec.rows.map((r) => r.pattern ?? 'solid'), ...keys.map((k) => k.pattern)];
   let body = patternDefs(id, patterns) + lg.svg;
   // Vertical gridlines at the ticks, then the bars over them.
@@ -300,7 +332,7 @@ export function barChart(spec: BarChartSpec): string {
     body += `<text class="note" x="${px(x0 + Math.max(0, w) + 6)}" y="${px(top + rowH / 2 + 4)}">${esc(r.note)}</text>`;
   });
   body += '</g>';
-  for (const r of spec.rules ?? []) body += vRule(r, x, m.top - 14, H - m.bottom);
+  body += vRules(spec.rules ?? [], x, m.top - band, H - m.bottom).svg;
   return figure(id, 'bars', spec.title, spec.description, H, body);
 }
 
@@ -318,6 +350,21 @@ export interface TimelineRow {
   /** A note at the row's right end (e.g. `99.2% up`). */
   note?: string;
   segments: readonly { start: number; end: number; state: string }[];
+}
+
+/** Width of the cap that shows a final state after its instant, px. */
+const CAP = 8;
+
+/** The time that `px` pixels stand for on a time axis over `values` that also makes room for them. */
+function timeFor(
+  spec: AxisSpec,
+  values: readonly number[],
+  range: readonly [number, number],
+  px: number,
+): number {
+  const s = axisScale(spec, values, range, false);
+  const width = Math.abs(range[1] - range[0]);
+  return ((s.domain[1] - s.domain[0]) * px) / Math.max(1, width - px);
 }
 
 /** Timelines of states over time (uptime per check and model), with change marks. */
@@ -349,15 +396,21 @@ export function timeline(spec: TimelineSpec): string {
   const marksH = (spec.marks ?? []).length > 0 ? 18 : 0;
   const m = { top: 30 + lg.height + marksH, right: noteW, bottom: 44, left: labelW };
   const H = m.top + spec.rows.length * rowH + m.bottom;
+  const xSpec = { ...spec.x, time: spec.x.time ?? true };
+  const range = [m.left, WIDTH - m.right] as const;
   const all = spec.rows.flatMap((r) => r.segments.flatMap((s) => [s.start, s.end]));
-  const x = axisScale({ ...spec.x, time: spec.x.time ?? true }, all, [m.left, WIDTH - m.right], false);
+  const points = spec.rows.flatMap((r) => r.segments.filter((s) => s.end <= s.start).map((s) => s.start));
+  // A point in time (an item's final state) is drawn as a cap CAP px wide after its instant; the axis runs on to
+  // the end of the last cap, so the data ends where the axis does.
+  const capMs = points.length > 0 ? timeFor(xSpec, all, range, CAP) : 0;
+  const x = axisScale(xSpec, [...all, ...points.map((t) => t + capMs)], range, false);
   let body =
     patternDefs(
       id,
       spec.states.map((s) => s.pattern),
     ) +
     lg.svg +
-    xAxis({ ...spec.x, time: spec.x.time ?? true }, x, H - m.bottom);
+    xAxis(xSpec, x, H - m.bottom);
   let n = 0;
   let segs = '';
   spec.rows.forEach((r, i) => {
@@ -374,8 +427,7 @@ export function timeline(spec: TimelineSpec): string {
     for (const s of merged) {
       const st = style.get(s.state) ?? { tone: 7, pattern: 'none' as PatternName, label: s.state };
       const x0 = x(s.start);
-      // A point in time (an item's final state) is drawn as a cap wide enough to see its pattern.
-      const w = s.end > s.start ? Math.max(1, x(s.end) - x0) : 7;
+      const w = s.end > s.start ? Math.max(1, x(s.end) - x0) : x(s.start + capMs) - x0;
       segs += toneRect(id, x0, top + 3, w, rowH - 6, st.tone, st.pattern, ` data-state="${esc(s.state)}"`);
     }
     if (r.note !== undefined) {
@@ -423,6 +475,14 @@ export function stackedArea(spec: StackedSpec): string {
   );
   const m = { top: 34 + lg.height, right: 20, bottom: 44, left: 56 };
   const pts = [...spec.points].sort((a, b) => a.x - b.x);
+  const range = [m.left, WIDTH - m.right] as const;
+  // Each count holds until the next instant: the last one (how the run ended) is held for a cap CAP px wide, or
+  // it would have no width at all.
+  const last = pts[pts.length - 1];
+  if (last !== undefined) {
+    const xs = pts.map((p) => p.x);
+    pts.push({ x: last.x + timeFor(spec.x, xs, range, CAP), counts: last.counts });
+  }
   const sampled =
     pts.length > MAX_POINTS
       ? pts.filter((_, i) => i % Math.ceil(pts.length / MAX_POINTS) === 0 || i === pts.length - 1)
@@ -431,7 +491,7 @@ export function stackedArea(spec: StackedSpec): string {
   const x = axisScale(
     spec.x,
     sampled.map((p) => p.x),
-    [m.left, WIDTH - m.right],
+    range,
     false,
   );
   const y = axisScale(spec.y, totals, [H - m.bottom, m.top], true);

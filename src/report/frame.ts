@@ -124,12 +124,17 @@ export function figure(
   );
 }
 
-/** A scale for an axis over data values, widened to nice bounds unless fixed. */
+/**
+ * A scale for an axis over data values, widened to nice bounds unless fixed: to the tick step of about `count`
+ * ticks (the count the axis draws with), so a value axis ends on a drawn tick just past the data. A time axis
+ * runs from the first instant to the last.
+ */
 export function axisScale(
   spec: AxisSpec,
   values: readonly number[],
   range: readonly [number, number],
   zero: boolean,
+  count = 5,
 ): Scale {
   const finite = values.filter(Number.isFinite);
   let lo = spec.min ?? (finite.length ? Math.min(...finite) : 0);
@@ -139,7 +144,7 @@ export function axisScale(
     if (hi <= lo) hi = lo + 60_000;
     return linear([lo, hi], range);
   }
-  const [nlo, nhi] = niceDomain(lo, hi);
+  const [nlo, nhi] = niceDomain(lo, hi, count);
   return linear([spec.min ?? nlo, spec.max ?? nhi], range);
 }
 
@@ -155,11 +160,24 @@ export function tickLabel(spec: AxisSpec, s: Scale, v: number): string {
   return num(v);
 }
 
+/**
+ * The ticks of an x axis whose labels do not run together: about `count`, fewer while two neighbours' labels
+ * would come closer than a few pixels (a narrow plot at a ~2 s scale: `200 ms400 ms600 ms`).
+ */
+function readableTicks(spec: AxisSpec, x: Scale, count: number): number[] {
+  for (let c = count; c > 2; c--) {
+    const t = axisTicks(spec, x, c);
+    const boxes = t.map((v) => labelBox(x(v), 0, tickLabel(spec, x, v), 'middle'));
+    if (boxes.every((b, i) => i === 0 || !overlaps(boxes[i - 1] as Box, b, 6))) return t;
+  }
+  return axisTicks(spec, x, 2);
+}
+
 /** X axis along the bottom of the plot: baseline, ticks, labels, and the axis label at the right end. */
 export function xAxis(spec: AxisSpec, x: Scale, y0: number, count = 6): string {
   const [r0, r1] = x.range;
   let out = `<g class="axis x"><path class="domain" d="M${px(r0)} ${px(y0)}H${px(r1)}"/>`;
-  for (const v of axisTicks(spec, x, count)) {
+  for (const v of readableTicks(spec, x, count)) {
     const X = x(v);
     out += `<path class="tick" d="M${px(X)} ${px(y0)}v5"/><text x="${px(X)}" y="${px(y0 + 17)}" text-anchor="middle">${esc(tickLabel(spec, x, v))}</text>`;
   }
@@ -167,35 +185,100 @@ export function xAxis(spec: AxisSpec, x: Scale, y0: number, count = 6): string {
   return out;
 }
 
-/** Y axis with horizontal gridlines across the plot, labels at the left, the axis label above. */
-export function yAxis(spec: AxisSpec, y: Scale, x0: number, x1: number, count = 5): string {
+/**
+ * Y axis with horizontal gridlines across the plot, labels at the left, the axis label above (`lift` px higher
+ * when the band just above the plot is taken, e.g. by the flags of marks).
+ */
+export function yAxis(spec: AxisSpec, y: Scale, x0: number, x1: number, count = 5, lift = 0): string {
   let out = '<g class="axis y">';
   for (const v of axisTicks(spec, y, count)) {
     const Y = y(v);
     out += `<path class="grid" d="M${px(x0)} ${px(Y)}H${px(x1)}"/><text x="${px(x0 - 6)}" y="${px(Y + 4)}" text-anchor="end">${esc(tickLabel(spec, y, v))}</text>`;
   }
   const [top] = [Math.min(...y.range)];
-  out += `<text class="label" x="${px(x0 - 6)}" y="${px(top - 12)}" text-anchor="start">↑ ${esc(spec.label)}</text></g>`;
+  out += `<text class="label" x="${px(x0 - 6)}" y="${px(top - 12 - lift)}" text-anchor="start">↑ ${esc(spec.label)}</text></g>`;
   return out;
 }
 
-/** A vertical rule at x (threshold of an x quantity), labelled at its top. */
-export function vRule(r: Rule, x: Scale, top: number, bottom: number): string {
-  const X = x(r.value);
-  if (!Number.isFinite(X) || X < Math.min(...x.range) - 0.5 || X > Math.max(...x.range) + 0.5) return '';
-  const anchor = X > (x.range[0] + x.range[1]) / 2 + 120 ? 'end' : 'start';
-  const dx = anchor === 'end' ? -4 : 4;
-  const text = r.label
-    ? `<text x="${px(X + dx)}" y="${px(top + 10)}" text-anchor="${anchor}">${esc(r.label)}</text>`
-    : '';
-  return `<g class="rule"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/>${text}</g>`;
+/** A label's box in drawing units (to keep labels from overlapping one another). */
+export interface Box {
+  x0: number;
+  x1: number;
+  y0: number;
+  y1: number;
 }
 
-/** A horizontal rule at y (an SLO, a budget), labelled at its right end above the line. */
-export function hRule(r: Rule, y: Scale, left: number, right: number): string {
+/** The box of a text drawn at (x, baseline y) with this anchor, in the charts' 11 px font (bold a little wider). */
+export function labelBox(
+  x: number,
+  y: number,
+  text: string,
+  anchor: 'start' | 'middle' | 'end',
+  size = 11,
+): Box {
+  const w = textWidth(text, size) * 1.08;
+  const x0 = anchor === 'start' ? x : anchor === 'end' ? x - w : x - w / 2;
+  return { x0, x1: x0 + w, y0: y - size * 0.8, y1: y + size * 0.3 };
+}
+
+/** True when two boxes come closer than `gap` in both directions. */
+export function overlaps(a: Box, b: Box, gap = 2): boolean {
+  return a.x0 < b.x1 + gap && b.x0 < a.x1 + gap && a.y0 < b.y1 + gap && b.y0 < a.y1 + gap;
+}
+
+/** The height of a row of rule labels, px (an 11 px bold label's box and a little air). */
+export const RULE_ROW = 14;
+
+/**
+ * Vertical rules at x (thresholds of an x quantity: SLOs, percentiles), each labelled near its top: right of its
+ * line, or left of it near the right end; a label that would overlap another one is moved a row (RULE_ROW px) down.
+ * Returns the markup, the label boxes, and how many rows the labels took.
+ */
+export function vRules(
+  rules: readonly Rule[],
+  x: Scale,
+  top: number,
+  bottom: number,
+): { svg: string; boxes: Box[]; rows: number } {
+  const placed: Box[] = [];
+  let rows = 0;
+  let svg = '';
+  for (const r of [...rules].sort((a, b) => a.value - b.value)) {
+    const X = x(r.value);
+    if (!Number.isFinite(X) || X < Math.min(...x.range) - 0.5 || X > Math.max(...x.range) + 0.5) continue;
+    const anchor = X > (x.range[0] + x.range[1]) / 2 + 120 ? 'end' : 'start';
+    const dx = anchor === 'end' ? -4 : 4;
+    let row = 0;
+    let box = labelBox(X + dx, top + 10, r.label, anchor);
+    while (r.label && placed.some((b) => overlaps(b, box, 1)) && row < 8) {
+      row++;
+      box = labelBox(X + dx, top + 10 + RULE_ROW * row, r.label, anchor);
+    }
+    if (r.label) {
+      placed.push(box);
+      rows = Math.max(rows, row + 1);
+    }
+    const text = r.label
+      ? `<text x="${px(X + dx)}" y="${px(top + 10 + RULE_ROW * row)}" text-anchor="${anchor}">${esc(r.label)}</text>`
+      : '';
+    svg += `<g class="rule"><path d="M${px(X)} ${px(top)}V${px(bottom)}"/>${text}</g>`;
+  }
+  return { svg, boxes: placed, rows };
+}
+
+/**
+ * A horizontal rule at y (an SLO, a budget), labelled above the line at its right end (the axis title is at the
+ * left); returns the markup and the label's box, or an empty string off the axis.
+ */
+export function hRule(r: Rule, y: Scale, left: number, right: number): { svg: string; box?: Box } {
   const Y = y(r.value);
-  if (!Number.isFinite(Y) || Y < Math.min(...y.range) - 0.5 || Y > Math.max(...y.range) + 0.5) return '';
-  return `<g class="rule"><path d="M${px(left)} ${px(Y)}H${px(right)}"/><text x="${px(left + 4)}" y="${px(Y - 4)}" text-anchor="start">${esc(r.label)}</text></g>`;
+  if (!Number.isFinite(Y) || Y < Math.min(...y.range) - 0.5 || Y > Math.max(...y.range) + 0.5)
+    return { svg: '' };
+  const box = labelBox(right - 4, Y - 4, r.label, 'end');
+  return {
+    svg: `<g class="rule"><path d="M${px(left)} ${px(Y)}H${px(right)}"/><text x="${px(right - 4)}" y="${px(Y - 4)}" text-anchor="end">${esc(r.label)}</text></g>`,
+    box,
+  };
 }
 
 /** One legend entry: a sample (line with marker, or a filled swatch) and its name. */

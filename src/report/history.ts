@@ -11,7 +11,7 @@ import {
   type TimelineRow,
 } from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
-import { ms, niceDomain, pct } from './svg.js';
+import { ms, pct } from './svg.js';
 import type { HistoryView } from '../probe/history-view.js';
 
 const STATES: StateStyle[] = [
@@ -36,8 +36,11 @@ function uptimeNote(u: Record<string, number | null>): string {
   return last ? `${last[0]} ${pct(last[1])}` : '';
 }
 
-/** Segments of one series: each run lasts until the next run (the last one as long as the median gap). */
-function segments(points: readonly [number, string, number | null][]): TimelineRow['segments'] {
+/**
+ * Segments of one series: each run lasts until the next run (the last one as long as the median gap, but never
+ * past `now`, when the view was made).
+ */
+function segments(points: readonly [number, string, number | null][], now: number): TimelineRow['segments'] {
   const sorted = [...points].sort((a, b) => a[0] - b[0]);
   const gaps = sorted.slice(1).map((p, i) => p[0] - (sorted[i] as [number, string, number | null])[0]);
   const median = gaps.length
@@ -47,13 +50,15 @@ function segments(points: readonly [number, string, number | null][]): TimelineR
     const next = sorted[i + 1];
     // A gap far longer than usual (the prober was off) is left empty instead of stretching the run over it.
     const end = next !== undefined && next[0] - p[0] <= 3 * median ? next[0] : p[0] + median;
-    return { start: p[0], end, state: p[1] };
+    return { start: p[0], end: Math.max(p[0], Math.min(end, now)), state: p[1] };
   });
 }
 
 /** The report's HTML. */
 export function historyHtml(h: HistoryView, meta: ReportMeta): string {
   const lastRun = h.runs[h.runs.length - 1];
+  // The view's own now: every time axis ends there ("Made"), the last run's segment included.
+  const now = Date.parse(h.generatedAt);
   const failingNow = h.series.filter((s) => s.last.status === 'fail');
   const verdict =
     h.runs.length === 0
@@ -65,9 +70,11 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
           }
         : { text: `OK: every check passed in the last run`, tone: 'ok' as const };
 
-  const rows = h.series
-    .slice(0, MAX_ROWS)
-    .map((s): TimelineRow => ({ label: name(s), note: uptimeNote(s.uptime), segments: segments(s.points) }));
+  const rows = h.series.slice(0, MAX_ROWS).map((s): TimelineRow => ({
+    label: name(s),
+    note: uptimeNote(s.uptime),
+    segments: segments(s.points, now),
+  }));
   const lastAt = lastRun ? Date.parse(lastRun.at) : undefined;
   const marks =
     lastAt !== undefined && h.changes.length > 0
@@ -87,7 +94,7 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
           id: 'history-uptime',
           title: 'Uptime over time',
           description: `One bar per check and model; each run is a segment until the next run. At the right: uptime over the longest window with runs.${h.series.length > MAX_ROWS ? ` The first ${MAX_ROWS} of ${h.series.length} are drawn; the table lists all.` : ''}`,
-          x: { label: 'time (UTC)', time: true },
+          x: { label: 'time (UTC)', time: true, max: now },
           states: STATES,
           rows,
           marks,
@@ -106,11 +113,10 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
       .map((p) => [p[0], p[2]] as const),
     markers: 'sparse',
   }));
-  // Small multiples, one per check and model, on the same axes: lines over each other would be unreadable.
+  // Small multiples, one per check and model, on one time axis (to "Made"), each on its own latency scale: on a
+  // shared one a fast check (the model list) was a flat line at zero under the slow ones.
   const allX = lines.flatMap((l) => l.points.map((p) => p[0]));
-  const allY = lines.flatMap((l) => l.points.map((p) => p[1]));
-  const xDomain = allX.length ? { min: Math.min(...allX), max: Math.max(...allX) } : {};
-  const yMax = niceDomain(0, allY.length ? Math.max(...allY) : 1)[1];
+  const xDomain = allX.length ? { min: Math.min(...allX), max: now } : {};
   const latency = lines
     .map((l, i) => {
       const s = busiest[i] as HistoryView['series'][number];
@@ -121,7 +127,7 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
           ? `p50 ${ms(s.latencyMs.p50)}, p90 ${ms(s.latencyMs.p90)}, p99 ${ms(s.latencyMs.p99)} over ${s.runs} runs.`
           : `${s.runs} runs.`,
         x: { label: 'time (UTC)', time: true, ...xDomain },
-        y: { label: 'latency', format: ms, min: 0, max: yMax },
+        y: { label: 'latency', format: ms, min: 0 },
         series: [{ ...l, markers: 'none' }],
         ...(s.latencyMs ? { yRules: [{ value: s.latencyMs.p50, label: `p50 ${ms(s.latencyMs.p50)}` }] } : {}),
         height: 170,
@@ -183,7 +189,7 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
       ? section(
           'Latency over time',
           latency,
-          `Each run's latency, per check and model, on the same scale${h.series.length > lines.length ? ` (the ${lines.length} with the most runs)` : ''}; the dashed line is the median.`,
+          `Each run's latency, per check and model, each on its own scale${h.series.length > lines.length ? ` (the ${lines.length} with the most runs)` : ''}; the dashed line is the median.`,
         )
       : '') +
     (failures ? section('Failures', failures) : '') +

@@ -69,12 +69,26 @@ export function ticks(min: number, max: number, count = 5): number[] {
   return out;
 }
 
-/** The domain widened to whole tick steps (0 kept as the floor of non-negative data). */
+/**
+ * The domain widened to whole tick steps (0 kept as the floor of non-negative data), such that the ticks drawn over
+ * it (`ticks(lo, hi, count)`, whose step follows the widened span) land on both its ends.
+ */
 export function niceDomain(min: number, max: number, count = 5): [number, number] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [0, 1];
   if (min === max) return min === 0 ? [0, 1] : min > 0 ? [0, min * 2] : [min * 2, 0];
-  const step = tickStep(min, max, count);
-  return [clean(Math.floor(min / step) * step, step), clean(Math.ceil(max / step) * step, step)];
+  let lo = min;
+  let hi = max;
+  // Widening can make the span's own step coarser (0–800 at 2 ticks steps by 500): widen again to that step.
+  for (let i = 0; i < 4; i++) {
+    const step = tickStep(lo, hi, count);
+    const next: [number, number] = [
+      clean(Math.floor(lo / step) * step, step),
+      clean(Math.ceil(hi / step) * step, step),
+    ];
+    if (next[0] === lo && next[1] === hi) break;
+    [lo, hi] = next;
+  }
+  return [lo, hi];
 }
 
 /** A number for a label: at most 3 significant decimals, thousands with k/M. */

@@ -10,7 +10,8 @@ import { batchHtml } from '../../src/report/batch.js';
 import { historyHtml } from '../../src/report/history.js';
 import { loadHtml } from '../../src/report/load.js';
 import { page } from '../../src/report/page.js';
-import { batchFixture, historyFixture, loadFixture } from '../helpers/report-fixtures.js';
+import { probeHtml } from '../../src/report/probe.js';
+import { batchFixture, historyFixture, loadFixture, probeFixture } from '../helpers/report-fixtures.js';
 import { isolatedDirs, runGw } from '../helpers/gw.js';
 import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
@@ -55,6 +56,7 @@ async function checkReport(
         expect(c.width, `chart "${c.title}" has no width`).toBeGreaterThan(300);
         expect(c.height, `chart "${c.title}" has no height`).toBeGreaterThan(60);
       }
+      expect(await r.layoutProblems(), `${name} (${scheme})`).toEqual([]);
       expect(r.consoleErrors).toEqual([]);
       expect(r.requests).toEqual([]);
       expect(await r.cspViolations()).toEqual([]);
@@ -152,9 +154,20 @@ describe.runIf(availability.run)('HTML reports in headless Chromium', () => {
     );
   });
 
+  it('probe at a ~2 s scale, with a failure, a warning and the SLO bounds', async () => {
+    const file = join(dir, 'probe-slow.html');
+    writeFileSync(file, probeHtml(probeFixture(), meta('gw probe')));
+    await checkReport(file, 'probe-slow', ['bars'], { serve: true });
+  });
+
   it('probe history: uptime bars with the change flagged, latency over time', async () => {
     const file = join(dir, 'history.html');
-    writeFileSync(file, historyHtml(historyFixture(6), meta('gw probe history')));
+    const view = historyFixture(6);
+    // Made when the view was (the view's `generatedAt` is the report's now).
+    writeFileSync(
+      file,
+      historyHtml(view, { ...meta('gw probe history'), madeAt: new Date(view.generatedAt) }),
+    );
     await checkReport(file, 'history', ['timeline', ...Array<string>(6).fill('line')], { serve: true });
   });
 

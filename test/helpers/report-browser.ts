@@ -149,6 +149,67 @@ export class Opened {
     })`);
   }
 
+  /**
+   * What reads wrong in the charts, as a person would see it: two text labels whose boxes overlap (axis labels
+   * running together, a title over a rule's label), and axes that do not end at the data's end (an axis running
+   * on past the last data point by more than one tick step, or data drawn past the axis).
+   */
+  async layoutProblems(): Promise<string[]> {
+    return this.page.evaluate<string[]>(`(() => {
+      const out = [];
+      const inLegend = (el) => el.closest('g.legend') !== null;
+      for (const svg of document.querySelectorAll('svg.plot')) {
+        const name = svg.querySelector('title')?.textContent ?? '?';
+        const texts = [...svg.querySelectorAll('text')].filter((t) => (t.textContent ?? '').trim() !== '');
+        const boxes = texts.map((t) => ({ t: t.textContent, b: t.getBoundingClientRect() }));
+        for (let i = 0; i < boxes.length; i++)
+          for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i].b, b = boxes[j].b;
+            const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (dx > 1 && dy > 1) out.push(name + ': "' + boxes[i].t + '" overlaps "' + boxes[j].t + '"');
+          }
+        // Data: lines, bars, segments, areas, rules (an SLO, a budget: a vertical one bounds x only, a horizontal
+        // one y only); a marker counts by its centre.
+        const marks = [...svg.querySelectorAll(
+          'path.line[data-n], rect[data-bar], rect[data-state], path.area, rect.bar, g.rule path, .pts .mk')]
+          .filter((m) => !inLegend(m))
+          .map((m) => {
+            const b = m.getBoundingClientRect();
+            const rule = m.closest('g.rule') !== null;
+            const axes = rule ? (b.width < 1 ? 'x' : 'y') : 'xy';
+            if (!m.classList.contains('mk')) return { b, axes };
+            const x = b.left + b.width / 2, y = b.top + b.height / 2;
+            return { b: { left: x, right: x, top: y, bottom: y, width: 1, height: 1 }, axes };
+          })
+          .filter((m) => m.b.width > 0 || m.b.height > 0);
+        if (marks.length === 0) continue;
+        const xs = marks.filter((m) => m.axes.includes('x')).map((m) => m.b);
+        const ys = marks.filter((m) => m.axes.includes('y')).map((m) => m.b);
+        const domain = svg.querySelector('g.axis.x path.domain');
+        const ticks = [...svg.querySelectorAll('g.axis.x path.tick')].map((t) => t.getBoundingClientRect().left);
+        if (domain !== null && ticks.length >= 2 && xs.length > 0) {
+          const end = domain.getBoundingClientRect().right;
+          const step = Math.abs(ticks[ticks.length - 1] - ticks[ticks.length - 2]);
+          const right = Math.max(...xs.map((b) => b.right));
+          if (right > end + 4) out.push(name + ': data drawn ' + Math.round(right - end) + ' px past the x axis');
+          if (end - right > step + 1)
+            out.push(name + ': the x axis runs ' + Math.round(end - right) + ' px past the data (a tick step is ' + Math.round(step) + ' px)');
+        }
+        const grid = [...svg.querySelectorAll('g.axis.y path.grid')].map((g) => g.getBoundingClientRect().top).sort((a, b) => a - b);
+        if (grid.length >= 2 && ys.length > 0) {
+          const top = grid[0];
+          const step = grid[1] - grid[0];
+          const highest = Math.min(...ys.map((b) => b.top));
+          if (highest < top - 4) out.push(name + ': data drawn ' + Math.round(top - highest) + ' px above the y axis');
+          if (highest - top > step + 1)
+            out.push(name + ': the y axis runs ' + Math.round(highest - top) + ' px above the data (a tick step is ' + Math.round(step) + ' px)');
+        }
+      }
+      return out;
+    })()`);
+  }
+
   /** Saves a full-page screenshot as a test artefact; returns its path. */
   async screenshot(name: string): Promise<string> {
     mkdirSync(ARTIFACTS, { recursive: true });

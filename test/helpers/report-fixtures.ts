@@ -6,6 +6,7 @@ import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
 import type { StatusDoc } from '../../src/batch/status.js';
 import type { RunReport, StepReport } from '../../src/load/schema.js';
 import type { HistoryView } from '../../src/probe/history-view.js';
+import type { ProbeReport } from '../../src/probe/runner.js';
 
 /** A seeded generator of numbers in [0, 1). */
 export function rng(seed: number): () => number {
@@ -342,5 +343,64 @@ export function batchFixture(items = 24): StatusDoc {
     items: docItems,
     finished: true,
     budgets: { CNY: 100 },
+  };
+}
+
+/**
+ * `gw probe --all-models --json` of a slower gateway (~2 s): long row names and notes leave the latency axis
+ * narrow; a failed row, a degraded one, and the SLO bounds.
+ */
+export function probeFixture(): ProbeReport {
+  const at = new Date(T0).toISOString();
+  const row = (
+    check: string,
+    model: string,
+    latencyMs: number,
+    extra: Partial<ProbeReport['checks'][number]> = {},
+  ): ProbeReport['checks'][number] => ({
+    id: `${check}:${model}`,
+    check,
+    model,
+    title: check,
+    status: 'pass',
+    latencyMs,
+    requestId: `req-${Math.round(latencyMs)}`,
+    detail: 'ok',
+    ...extra,
+  });
+  const checks: ProbeReport['checks'] = [
+    {
+      id: 'models',
+      title: 'models',
+      status: 'pass',
+      latencyMs: 41.2,
+      requestId: 'req-1',
+      detail: '29 visible',
+    },
+    row('chat', 'chat-3.7-plus', 312.4),
+    row('chat-stream', 'chat-3.7-plus', 1240.5, {
+      status: 'warn',
+      ttftMs: 352.1,
+      detail: 'ttft 352ms ≥ 300ms',
+      slo: { verdict: 'degraded', missed: ['ttft 352ms ≥ 300ms'] },
+    }),
+    row('responses', 'codex-mini-sim', 421),
+    row('messages', 'claude-sim-4', 1502.3, {
+      status: 'fail',
+      detail: 'service_error: upstream failure (req-5)',
+      error: { code: 'service_error', message: 'upstream failure (req-5)', status: 500 },
+      class: 'model',
+    }),
+    row('embeddings', 'text-embedding-v4', 95.5),
+    row('video', 'clip-1.1-t2v', 1951.8),
+  ];
+  return {
+    gateway: 'https://gateway.example.com',
+    startedAt: at,
+    finishedAt: new Date(T0 + 1960).toISOString(),
+    durationMs: 1960,
+    checks,
+    summary: { passed: 5, failed: 1, warned: 1, skipped: 0 },
+    slo: { fail: { latency: 1800 }, warn: { ttft: 300 } },
   };
 }
