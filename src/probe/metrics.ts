@@ -17,6 +17,14 @@ const LABELS = ['check', 'model'] as const;
 type Label = (typeof LABELS)[number];
 
 /** One registry's metric objects (prom-client renames a counter when it serialises OpenMetrics: one set each). */
+/**
+ * Milliseconds as seconds, to the microsecond: 10.2 ms is 0.0102, not the float 0.010199999999999999 that a plain
+ * division prints (the reports' figures have 0.1 ms at most).
+ */
+export function seconds(ms: number): number {
+  return Number((ms / 1000).toFixed(6));
+}
+
 class MetricSet {
   readonly success: Gauge;
   readonly duration: Gauge;
@@ -68,8 +76,8 @@ class MetricSet {
   update(r: ProbeReport, streak: ReadonlyMap<string, number>): void {
     const failed = r.summary.failed > 0;
     this.success.set(failed ? 0 : 1);
-    this.duration.set(r.durationMs / 1000);
-    this.lastRun.set(Date.parse(r.startedAt) / 1000);
+    this.duration.set(seconds(r.durationMs));
+    this.lastRun.set(seconds(Date.parse(r.startedAt)));
     this.runs.inc();
     if (failed) this.failedRuns.inc();
     // Replace, never accumulate, the labelled series: a vanished model or check leaves with its series.
@@ -80,8 +88,8 @@ class MetricSet {
       const labels = { check: c.check ?? c.id, model: c.model ?? '' };
       this.checkSuccess.set(labels, c.status === 'fail' ? 0 : 1);
       this.checkDegraded.set(labels, c.status === 'warn' ? 1 : 0);
-      this.checkDuration.set(labels, c.latencyMs / 1000);
-      if (c.ttftMs !== undefined) this.ttft.set(labels, c.ttftMs / 1000);
+      this.checkDuration.set(labels, seconds(c.latencyMs));
+      if (c.ttftMs !== undefined) this.ttft.set(labels, seconds(c.ttftMs));
       this.failing.set(labels, streak.get(`${labels.check}\u0000${labels.model}`) ?? 0);
     }
   }

@@ -14,7 +14,7 @@ import {
   type HistoryRun,
 } from '../../../src/probe/history.js';
 import { changesBetween, percentile, viewHistory } from '../../../src/probe/history-view.js';
-import { ProbeMetrics } from '../../../src/probe/metrics.js';
+import { ProbeMetrics, seconds } from '../../../src/probe/metrics.js';
 import type { CheckRecord, ProbeReport } from '../../../src/probe/runner.js';
 import { applySlo, parseSlo } from '../../../src/probe/slo.js';
 import { watch } from '../../../src/probe/watch.js';
@@ -163,6 +163,16 @@ describe('SLOs', () => {
 });
 
 describe('metrics', () => {
+  it('prints seconds cleanly: 10.2 ms is 0.0102, not 0.010199999999999999', async () => {
+    const m = new ProbeMetrics();
+    m.update(report([rec('chat', 'pass', { latencyMs: 10.2, ttftMs: 3.3 })]));
+    const text = await m.text();
+    expect(text).toContain('gw_probe_check_duration_seconds{check="chat",model=""} 0.0102\n');
+    expect(text).toContain('gw_probe_ttft_seconds{check="chat",model=""} 0.0033\n');
+    expect(text).not.toMatch(/\.\d{7,}/);
+    expect(seconds(1_764_150_000_123)).toBe(1_764_150_000.123);
+  });
+
   it('replace labelled series each run, so a vanished model is no longer exported', async () => {
     const m = new ProbeMetrics();
     m.update(
