@@ -40,4 +40,25 @@ describe('gw login on a terminal', () => {
     s.type(`${sim.env.GW_TOKEN}\r`);
     expect(await s.exited).toBe(0);
   });
+
+  it('a token the gateway refuses is asked for again; the right one logs in', async () => {
+    const sim = await useSim();
+    const dirs = isolatedDirs();
+    const s = spawnPty(['login'], dirs);
+    await s.expect('Gateway base URL');
+    s.type(`${sim.baseUrl}\r`);
+    await s.expect('Gateway token');
+    s.type('sk-wrong-token-000000\r');
+    // One pattern for the warning and the prompt after it (they may arrive in one write).
+    await s.expect(/the gateway refused this token \(401[\s\S]*Gateway token/);
+    s.type(`${sim.env.GW_TOKEN}\r`);
+    expect(await s.exited).toBe(0);
+    const screen = stripAnsi(s.output());
+    expect(screen).toMatch(/logged in: profile "default" sees \d+ models/);
+    expect(screen).not.toContain('run `gw login`');
+    expect(screen).not.toContain('sk-wrong-token-000000');
+    expect(
+      JSON.parse(readFileSync(join(dirs.GW_CONFIG_DIR, 'config.json'), 'utf8')).profiles.default.token,
+    ).toBe(sim.env.GW_TOKEN);
+  });
 });

@@ -29,20 +29,46 @@ export default async function run(ctx: Context, opts: Flags<typeof loginFlags>):
     );
   }
   baseUrl = await normalizedBaseUrl(baseUrl);
-  const token = await readToken(ctx, opts.tokenStdin === true);
+  const { token, models } = await checkedToken(ctx, baseUrl, opts.tokenStdin === true);
   if ((ctx.io.env.GW_TOKEN ?? '') !== '') {
     ctx.out.warn(
       'GW_TOKEN is set in the environment and overrides the saved token; unset it to use this login',
     );
   }
-  const models = await import('../../client/resources/models.js');
-  const client = await ctx.client({ baseUrl, tokenValue: token });
-  const res = await models.list(client, { signal: ctx.signal });
   store.saveProfile(profileName, { ...existing, baseUrl, token });
   store.use(profileName);
-  ctx.out.note(
-    `logged in: profile "${profileName}" sees ${res.data.data.length} models (saved to ${store.path})`,
-  );
+  ctx.out.note(`logged in: profile "${profileName}" sees ${models} models (saved to ${store.path})`);
+}
+
+/** Tries a token this many times at a prompt before the refusal is the answer (exit 3). */
+const PROMPT_TRIES = 3;
+
+/**
+ * Reads the token and checks it with GET /v1/models; returns it with the number of models it sees. At a prompt, a
+ * token the gateway refuses (401, 403) is asked for again, as a typo deserves; from standard input it is exit 3.
+ */
+async function checkedToken(
+  ctx: Context,
+  baseUrl: string,
+  fromStdin: boolean,
+): Promise<{ token: string; models: number }> {
+  const [models, { AuthenticationError, PermissionDeniedError }] = await Promise.all([
+    import('../../client/resources/models.js'),
+    import('../../client/errors.js'),
+  ]);
+  for (let attempt = 1; ; attempt++) {
+    const token = await readToken(ctx, fromStdin);
+    try {
+      const res = await models.list(await ctx.client({ baseUrl, tokenValue: token }), { signal: ctx.signal });
+      return { token, models: res.data.data.length };
+    } catch (e) {
+      const refused = e instanceof AuthenticationError || e instanceof PermissionDeniedError;
+      if (!refused || fromStdin || attempt >= PROMPT_TRIES) throw e;
+      ctx.out.warn(
+        `the gateway refused this token (${e.status} ${e.code}); enter it again, or Ctrl-C to stop`,
+      );
+    }
+  }
 }
 
 /** The base URL as every other place stores it (one trailing /v1 and slashes dropped); a bad one is exit 2. */
