@@ -48,6 +48,11 @@ describe('gw beta asset upload on a terminal', () => {
     s.type(ENTER);
     await s.expect(/asset\s+type\s+status/); // the live table on stderr
     expect(await s.exited).toBe(0);
+    // Its last frame says how the wait ended, not that it still waits.
+    const screen = stripAnsi(s.output());
+    const lastFrame = screen.slice(screen.lastIndexOf('status  name'));
+    expect(lastFrame).toMatch(/all 2 Active after [\d.]+m?s/);
+    expect(lastFrame).not.toContain('waiting');
 
     expect(stripAnsi(s.output())).toMatch(/created asset group group-\d{14}-\w+ \(storyboard\)/);
     const refs = refsOn(s.output());

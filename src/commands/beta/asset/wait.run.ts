@@ -30,11 +30,14 @@ function renderLines(assets: ReadonlyMap<string, Asset | undefined>, elapsedMs: 
       .map((c, i) => (i < 3 ? c.padEnd(w[i]!) : c))
       .join('  ')
       .trimEnd();
-  return [
-    fmt(['asset', 'type', 'status', 'name']),
-    ...rows.map(fmt),
-    `waiting ${formatDuration(elapsedMs)} (polls at 2, 5, 10, 20 s)`,
-  ];
+  // The last frame says how the wait ended, not that it still waits.
+  const final = [...assets.values()].filter((a) => a !== undefined && isAssetFinal(a.Status));
+  const active = final.filter((a) => a?.Status === 'Active').length;
+  const status =
+    final.length === assets.size
+      ? `${active === final.length ? `all ${active} Active` : `${active} Active, ${final.length - active} Failed`} after ${formatDuration(elapsedMs)}`
+      : `waiting ${formatDuration(elapsedMs)} (polls at 2, 5, 10, 20 s)`;
+  return [fmt(['asset', 'type', 'status', 'name']), ...rows.map(fmt), status];
 }
 
 /**
