@@ -5,7 +5,14 @@ import { performance } from 'node:perf_hooks';
 import { Capacity, CAPACITY_ROUTES } from './capacity.js';
 import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
-import { BodyTooLargeError, INVALID_JSON, SimReply, readBody, type SimRequest } from './http.js';
+import {
+  BodyTooLargeError,
+  INVALID_JSON,
+  SimReply,
+  readBody,
+  type ErrorShape,
+  type SimRequest,
+} from './http.js';
 import { MAX_BODY_BYTES, keepRequestLogBounded } from './limits.js';
 import { Router } from './router.js';
 import { rng } from './rng.js';
@@ -143,45 +150,23 @@ export class Sim {
     return `${prefix}${s}`;
   }
 
-  /** Handles one HTTP request. */
+  /** Handles one HTTP request: read and log it, then faults and refusals, else the route's handler. */
   async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const arrived = performance.now();
     const url = new URL(req.url ?? '/', 'http://sim');
     const method = req.method ?? 'GET';
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, MAX_BODY_BYTES);
-    } catch (e) {
-      if (!(e instanceof BodyTooLargeError)) throw e;
-      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-      res.end(
-        JSON.stringify({
-          error: { message: e.message, type: 'invalid_request_error', code: 'body_too_large' },
-        }),
-      );
-      req.destroy();
-      return;
-    }
-    let body: unknown;
-    if (raw.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        body = INVALID_JSON;
-      }
-    }
+    const read = await readRequest(req, res);
+    if (read === undefined) return;
+    const { raw, body } = read;
     const requestId = this.nextRequestId();
-    const logged: LoggedRequest = {
+    this.#log(res, {
       method,
       path: url.pathname,
       query: url.search,
       headers: req.headers,
       body,
       requestId,
-    };
-    this.requests.push(logged);
-    keepRequestLogBounded(this.requests);
-    res.on('finish', () => (logged.status = res.statusCode));
+    });
 
     const m = this.router.match(method, url.pathname);
     const auth = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
@@ -213,16 +198,7 @@ export class Sim {
     if (latency && !(req.headers.accept ?? '').includes('text/event-stream')) {
       await new Promise((r) => setTimeout(r, latency.ms ?? 1000));
     }
-    const shape =
-      'route' in m
-        ? m.route.shape
-        : url.pathname.startsWith('/beta/api')
-          ? 'beta-task'
-          : url.pathname.startsWith('/beta')
-            ? 'asset'
-            : url.pathname.startsWith('/alpha')
-              ? 'alpha'
-              : 'common';
+    const shape = 'route' in m ? m.route.shape : shapeOfPath(url.pathname);
     if (!('route' in m)) {
       reply.error(
         m.methodMismatch ? 405 : 404,
@@ -232,66 +208,8 @@ export class Sim {
       );
       return;
     }
-    if (m.route.auth && token === undefined) {
-      reply.error(
-        401,
-        shape === 'alpha' ? '1002' : shape === 'asset' ? 'AuthenticationError' : 'invalid_api_key',
-        auth === '' ? 'missing bearer token' : 'unknown token',
-        shape,
-        { type: 'authentication_error' },
-      );
-      return;
-    }
-    const limitedMs = m.route.auth ? this.rateLimited(auth) : undefined;
-    if (limitedMs !== undefined) {
-      reply.error(429, shape === 'alpha' ? '1302' : 'rate_limit_exceeded', 'rate limit exceeded', shape, {
-        type: 'rate_limit_error',
-        headers: { 'retry-after': Math.ceil(limitedMs / 1000), 'retry-after-ms': limitedMs },
-      });
-      return;
-    }
-    for (const f of faults) {
-      if (f.kind === 'status') {
-        const status = f.status ?? 500;
-        reply.error(
-          status,
-          status === 429 ? 'rate_limit_exceeded' : 'service_error',
-          status === 429 ? 'rate limited (simulated)' : 'upstream failure (simulated)',
-          shape,
-          {
-            headers: f.retryAfter !== undefined ? { 'retry-after': f.retryAfter } : {},
-          },
-        );
-        return;
-      }
-      if (f.kind === 'html502') {
-        reply.send(
-          502,
-          Buffer.from(
-            '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>',
-          ),
-          {
-            'content-type': 'text/html',
-          },
-        );
-        return;
-      }
-      if (f.kind === 'malformed') {
-        reply.send(200, Buffer.from('{"object": "list", "data": [ {"id": '), {
-          'content-type': 'application/json',
-        });
-        return;
-      }
-      if (f.kind === 'slow' && !(req.headers.accept ?? '').includes('text/event-stream')) {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-gateway-request-id': requestId });
-        // The answer has begun (headers and request id out), then never finishes.
-        res.flushHeaders();
-        const t = setInterval(() => res.write(' '), f.ms ?? 1000);
-        signal.addEventListener('abort', () => clearInterval(t), { once: true });
-        res.on('close', () => clearInterval(t));
-        return;
-      }
-    }
+    if (m.route.auth && this.#refused(reply, shape, auth, token !== undefined)) return;
+    if (this.#faulted(faults, { req, res, reply, shape, requestId, signal })) return;
     if (named !== '' && this.config.misconfiguredModels?.includes(named) === true && m.route.auth) {
       // Listed, but the channel that should serve it is missing: the gateway cannot route it.
       reply.error(404, 'model_not_found', `The model \`${named}\` has no available channel`, shape, {
@@ -308,6 +226,130 @@ export class Sim {
     }
     await m.route.handler(simReq, reply, signal);
   }
+
+  /** Logs a request (the log stays bounded); its status is filled in when the answer is sent. */
+  #log(res: ServerResponse, logged: LoggedRequest): void {
+    this.requests.push(logged);
+    keepRequestLogBounded(this.requests);
+    res.on('finish', () => (logged.status = res.statusCode));
+  }
+
+  /** Answers 401 for an unknown or missing token, 429 past the token's rate; true when it answered. */
+  #refused(reply: SimReply, shape: ErrorShape, auth: string, known: boolean): boolean {
+    if (!known) {
+      reply.error(
+        401,
+        shape === 'alpha' ? '1002' : shape === 'asset' ? 'AuthenticationError' : 'invalid_api_key',
+        auth === '' ? 'missing bearer token' : 'unknown token',
+        shape,
+        { type: 'authentication_error' },
+      );
+      return true;
+    }
+    const limitedMs = this.rateLimited(auth);
+    if (limitedMs === undefined) return false;
+    reply.error(429, shape === 'alpha' ? '1302' : 'rate_limit_exceeded', 'rate limit exceeded', shape, {
+      type: 'rate_limit_error',
+      headers: { 'retry-after': Math.ceil(limitedMs / 1000), 'retry-after-ms': limitedMs },
+    });
+    return true;
+  }
+
+  /** Answers with the first fault that replaces the answer (status, HTML 502, cut JSON, a stall); true if one did. */
+  #faulted(
+    faults: readonly FaultRule[],
+    o: {
+      req: IncomingMessage;
+      res: ServerResponse;
+      reply: SimReply;
+      shape: ErrorShape;
+      requestId: string;
+      signal: AbortSignal;
+    },
+  ): boolean {
+    const { req, res, reply, shape, requestId, signal } = o;
+    for (const f of faults) {
+      if (f.kind === 'status') {
+        const status = f.status ?? 500;
+        reply.error(
+          status,
+          status === 429 ? 'rate_limit_exceeded' : 'service_error',
+          status === 429 ? 'rate limited (simulated)' : 'upstream failure (simulated)',
+          shape,
+          {
+            headers: f.retryAfter !== undefined ? { 'retry-after': f.retryAfter } : {},
+          },
+        );
+        return true;
+      }
+      if (f.kind === 'html502') {
+        reply.send(
+          502,
+          Buffer.from(
+            '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>',
+          ),
+          {
+            'content-type': 'text/html',
+          },
+        );
+        return true;
+      }
+      if (f.kind === 'malformed') {
+        reply.send(200, Buffer.from('{"object": "list", "data": [ {"id": '), {
+          'content-type': 'application/json',
+        });
+        return true;
+      }
+      if (f.kind === 'slow' && !(req.headers.accept ?? '').includes('text/event-stream')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-gateway-request-id': requestId });
+        // The answer has begun (headers and request id out), then never finishes.
+        res.flushHeaders();
+        const t = setInterval(() => res.write(' '), f.ms ?? 1000);
+        signal.addEventListener('abort', () => clearInterval(t), { once: true });
+        res.on('close', () => clearInterval(t));
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** The error shape of a path no route matches, from its family's prefix. */
+function shapeOfPath(path: string): ErrorShape {
+  if (path.startsWith('/beta/api')) return 'beta-task';
+  if (path.startsWith('/beta')) return 'asset';
+  if (path.startsWith('/alpha')) return 'alpha';
+  return 'common';
+}
+
+/** Reads the body (parsed when it is JSON); a body past MAX_BODY_BYTES is answered 413 here (undefined). */
+async function readRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<{ raw: Buffer; body: unknown } | undefined> {
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, MAX_BODY_BYTES);
+  } catch (e) {
+    if (!(e instanceof BodyTooLargeError)) throw e;
+    res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+    res.end(
+      JSON.stringify({
+        error: { message: e.message, type: 'invalid_request_error', code: 'body_too_large' },
+      }),
+    );
+    req.destroy();
+    return undefined;
+  }
+  let body: unknown;
+  if (raw.length > 0 && (req.headers['content-type'] ?? '').includes('json')) {
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = INVALID_JSON;
+    }
+  }
+  return { raw, body };
 }
 
 /** Why the simulator could not listen: the port is taken, or the host is no address of this machine. */

@@ -139,12 +139,13 @@ async function gatewayChecks(ctx: Context, s: Settings): Promise<DoctorCheck[]> 
   }
 }
 
-/**
- * `gw doctor`: where every setting comes from, the paths gw uses, proxy variables, and whether the gateway answers,
- * accepts the token and agrees on the time. Exit 0 when nothing failed (warnings allowed), 3 when the problem is
- * configuration or authentication, 1 when the gateway cannot be reached or answers with another error.
- */
-export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>): Promise<number> {
+/** The checks that need no network: Node, the config file, the state directory, the profile, the token. */
+function localChecks(ctx: Context): {
+  checks: DoctorCheck[];
+  s: Settings | undefined;
+  cfgFile: string;
+  state: string;
+} {
   const checks: DoctorCheck[] = [];
   const env = ctx.io.env;
   const node = process.version;
@@ -204,9 +205,27 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
       exit: ExitCode.config,
     });
   }
+  return { checks, s, cfgFile, state };
+}
+
+/** The exit code of the checks: 3 for a configuration failure, 1 for any other, else 0. */
+function exitOf(checks: readonly DoctorCheck[]): number {
+  const failed = checks.filter((c) => c.status === 'fail');
+  if (failed.some((c) => c.exit === ExitCode.config)) return ExitCode.config;
+  return failed.length > 0 ? ExitCode.failure : ExitCode.ok;
+}
+
+/**
+ * `gw doctor`: where every setting comes from, the paths gw uses, proxy variables, and whether the gateway answers,
+ * accepts the token and agrees on the time. Exit 0 when nothing failed (warnings allowed), 3 when the problem is
+ * configuration or authentication, 1 when the gateway cannot be reached or answers with another error.
+ */
+export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>): Promise<number> {
+  const env = ctx.io.env;
+  const { checks, s, cfgFile, state } = localChecks(ctx);
   if (s !== undefined && opts.offline !== true) {
     const net = await gatewayChecks(ctx, s);
-    checks.push(...net.filter((c) => !(c.name === 'token' && s?.token === undefined)));
+    checks.push(...net.filter((c) => !(c.name === 'token' && s.token === undefined)));
   }
   const proxy = Object.fromEntries(
     PROXY_VARS.filter((k) => (env[k] ?? '') !== '').map((k) => [k, safeProxy(env[k] as string)]),
@@ -214,12 +233,7 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
   const defaults = Object.fromEntries(
     DEFAULT_MODEL_KINDS.map((k) => [k, s?.profile.defaults?.[k]]).filter(([, v]) => v !== undefined),
   ) as Record<string, string>;
-  const failed = checks.filter((c) => c.status === 'fail');
-  const exitCode = failed.some((c) => c.exit === ExitCode.config)
-    ? ExitCode.config
-    : failed.length > 0
-      ? ExitCode.failure
-      : ExitCode.ok;
+  const exitCode = exitOf(checks);
   const settings =
     s === undefined
       ? undefined
@@ -240,7 +254,7 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
     paths: { config: cfgFile, state },
     proxy,
     defaults,
-    node,
+    node: process.version,
     checks: checks.map(({ name, status, detail }) => ({ name, status, detail })),
   };
   await ctx.out.result(doc, () => {
