@@ -69,6 +69,7 @@ async function runThing(argv: string[]): Promise<{
   load: ReturnType<typeof vi.fn>;
   run: ReturnType<typeof vi.fn>;
   stdout: string;
+  stderr: string;
 }> {
   const t = testVerb();
   const s = io();
@@ -79,9 +80,13 @@ async function runThing(argv: string[]): Promise<{
   });
   const program = rootProgram().addCommand(t.cmd(rt));
   program.exitOverride();
-  program.configureOutput({ writeOut: (x) => s.io.stdout.write(x), writeErr: () => {} });
-  for (const c of program.commands)
-    c.exitOverride().configureOutput({ writeOut: (x) => s.io.stdout.write(x) });
+  // Commander's own messages go to the run's streams, never the test runner's (a stray line in `npm test`).
+  const output = {
+    writeOut: (x: string) => s.io.stdout.write(x),
+    writeErr: (x: string) => s.io.stderr.write(x),
+  };
+  program.configureOutput(output);
+  for (const c of program.commands) c.exitOverride().configureOutput(output);
   let error: unknown;
   try {
     await program.parseAsync(['thing', ...argv], { from: 'user' });
@@ -89,7 +94,7 @@ async function runThing(argv: string[]): Promise<{
     error = e;
   }
   await new Promise((r) => setImmediate(r));
-  return { code, error, load: t.load, run: t.run, stdout: s.out() };
+  return { code, error, load: t.load, run: t.run, stdout: s.out(), stderr: s.err() };
 }
 
 describe('verbCommand: flags parsed by the schema', () => {
@@ -116,7 +121,11 @@ describe('verbCommand: flags parsed by the schema', () => {
   });
 
   it('an enum flag is checked by its choices (exit 2), the handler not loaded', async () => {
-    const r = await runThing(['a', '--shape', 'oval']);
+    const leak = vi.spyOn(process.stderr, 'write');
+    const r = await runThing(['a', '--shape', 'oval']).finally(() => leak.mockRestore());
+    // Said on the run's own stderr, not the test runner's.
+    expect(leak).not.toHaveBeenCalled();
+    expect(r.stderr).toMatch(/argument 'oval' is invalid/);
     expect(r.error).toBeInstanceOf(CommanderError);
     expect((r.error as CommanderError).message).toMatch(/--shape.*Allowed choices are round, square/);
     expect(r.load).not.toHaveBeenCalled();
