@@ -99,6 +99,79 @@ function money(m: Partial<Record<string, number>>): string {
   return parts.length > 0 ? parts.join(' + ') : '–';
 }
 
+/** The estimated spend over the runs' time span (the state chart's), per currency, with the budgets. */
+function spendChart(b: StatusDoc, over: ReturnType<typeof itemsOverTime>): string {
+  // Every key of a spend point but `at` is a currency.
+  const currencies = [
+    ...new Set(
+      b.spend_over_time.flatMap((p) =>
+        Object.entries(p)
+          .filter((e): e is [Currency, number] => e[0] !== 'at' && typeof e[1] === 'number')
+          .map(([cur]) => cur),
+      ),
+    ),
+  ];
+  // The spend shares the state chart's time: from the runs' first event to their last, the running total held
+  // flat after the last item was sent.
+  const t0 = over[0]?.x;
+  const t1 = over[over.length - 1]?.x;
+  const spendSeries: LineSeries[] = currencies.map((cur) => {
+    const points = b.spend_over_time.flatMap((p) => {
+      const amount = p[cur];
+      return amount !== undefined ? [[Date.parse(p.at), amount] as const] : [];
+    });
+    const end = points[points.length - 1];
+    if (end !== undefined && t1 !== undefined && t1 > end[0]) points.push([t1, end[1]] as const);
+    return {
+      name: cur,
+      step: true,
+      markers: 'sparse',
+      points,
+      endLabel: `${cur} ${(b.spend.estimated[cur] ?? 0).toFixed(2)}`,
+    };
+  });
+  return spendSeries.length > 0
+    ? lineChart({
+        id: 'batch-spend',
+        title: 'Estimated spend over time',
+        description: `Running total of the list price of submitted items${currencies.length > 1 ? ', per currency' : ''}${b.budgets ? '; dashed lines are the budgets' : ''}.`,
+        x: {
+          label: 'time (UTC)',
+          time: true,
+          ...(t0 !== undefined && t1 !== undefined ? { min: t0, max: t1 } : {}),
+        },
+        y: { label: currencies.length === 1 ? `spend (${currencies[0] as string})` : 'spend' },
+        series: spendSeries,
+        yRules: Object.entries(b.budgets ?? {})
+          .filter(
+            (e): e is [Currency, number] =>
+              typeof e[1] === 'number' && currencies.some((cur) => cur === e[0]),
+          )
+          .map(([cur, v]) => ({ value: v, label: `budget ${cur} ${v.toFixed(2)}` })),
+      })
+    : '';
+}
+
+/** Failed items, by the error code of their last attempt. */
+function failuresChart(b: StatusDoc): string {
+  const codes = Object.entries(b.failures_by_code).sort((x, y) => y[1] - x[1]);
+  return codes.length > 0
+    ? barChart({
+        id: 'batch-failures',
+        title: 'Failures by code',
+        description: 'Failed items, by the error code of their last attempt.',
+        x: { label: 'items' },
+        rows: codes.map(([code, n]) => ({
+          label: code,
+          value: n,
+          note: String(n),
+          tone: 1,
+          pattern: 'hatch' as const,
+        })),
+      })
+    : '';
+}
+
 /** The report's HTML. */
 export function batchHtml(b: StatusDoc, meta: ReportMeta): string {
   const c = b.counts;
@@ -141,75 +214,8 @@ export function batchHtml(b: StatusDoc, meta: ReportMeta): string {
         })
       : '';
 
-  // Every key of a spend point but `at` is a currency.
-  const currencies = [
-    ...new Set(
-      b.spend_over_time.flatMap((p) =>
-        Object.entries(p)
-          .filter((e): e is [Currency, number] => e[0] !== 'at' && typeof e[1] === 'number')
-          .map(([cur]) => cur),
-      ),
-    ),
-  ];
-  // The spend shares the state chart's time: from the runs' first event to their last, the running total held
-  // flat after the last item was sent.
-  const t0 = over[0]?.x;
-  const t1 = over[over.length - 1]?.x;
-  const spendSeries: LineSeries[] = currencies.map((cur) => {
-    const points = b.spend_over_time.flatMap((p) => {
-      const amount = p[cur];
-      return amount !== undefined ? [[Date.parse(p.at), amount] as const] : [];
-    });
-    const end = points[points.length - 1];
-    if (end !== undefined && t1 !== undefined && t1 > end[0]) points.push([t1, end[1]] as const);
-    return {
-      name: cur,
-      step: true,
-      markers: 'sparse',
-      points,
-      endLabel: `${cur} ${(b.spend.estimated[cur] ?? 0).toFixed(2)}`,
-    };
-  });
-  const spend =
-    spendSeries.length > 0
-      ? lineChart({
-          id: 'batch-spend',
-          title: 'Estimated spend over time',
-          description: `Running total of the list price of submitted items${currencies.length > 1 ? ', per currency' : ''}${b.budgets ? '; dashed lines are the budgets' : ''}.`,
-          x: {
-            label: 'time (UTC)',
-            time: true,
-            ...(t0 !== undefined && t1 !== undefined ? { min: t0, max: t1 } : {}),
-          },
-          y: { label: currencies.length === 1 ? `spend (${currencies[0] as string})` : 'spend' },
-          series: spendSeries,
-          yRules: Object.entries(b.budgets ?? {})
-            .filter(
-              (e): e is [Currency, number] =>
-                typeof e[1] === 'number' && currencies.some((cur) => cur === e[0]),
-            )
-            .map(([cur, v]) => ({ value: v, label: `budget ${cur} ${v.toFixed(2)}` })),
-        })
-      : '';
-
-  const codes = Object.entries(b.failures_by_code).sort((x, y) => y[1] - x[1]);
-  const failures =
-    codes.length > 0
-      ? barChart({
-          id: 'batch-failures',
-          title: 'Failures by code',
-          description: 'Failed items, by the error code of their last attempt.',
-          x: { label: 'items' },
-          rows: codes.map(([code, n]) => ({
-            label: code,
-            value: n,
-            note: String(n),
-            tone: 1,
-            pattern: 'hatch' as const,
-          })),
-        })
-      : '';
-
+  const spend = spendChart(b, over);
+  const failures = failuresChart(b);
   const body =
     figures([
       { label: 'items', value: String(c.total) },

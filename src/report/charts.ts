@@ -134,29 +134,9 @@ export function lineChart(spec: LineChartSpec): string {
     const pts = downsample(s.points, MAX_POINTS).map(([a, b]) => [x(a), y(b)] as const);
     if (pts.length === 0) return;
     body += `<path class="line s${i % 8}" d="${linePath(pts, s.step === true)}" data-n="${s.points.length}"${dashAttr(i)}><title>${esc(s.name)}</title></path>`;
-    const mode = s.markers ?? 'sparse';
-    if (mode !== 'none') {
-      const every = mode === 'all' ? 1 : Math.max(1, Math.ceil(pts.length / 6));
-      // Sparse markers are offset per series so two lines over the same points still show both shapes.
-      const offset = mode === 'all' ? 0 : Math.floor((every * i) / Math.max(2, spec.series.length)) % every;
-      body += '<g class="pts">';
-      pts.forEach(([px0, py0], k) => {
-        if ((k - offset) % every === 0) body += marker(i, px0, py0, `mk s${i % 8}`);
-      });
-      body += '</g>';
-    }
-    if (s.pointLabels && pts.length === s.points.length) {
-      body += '<g class="ptlabels">';
-      pts.forEach(([X, Y], k) => {
-        const text = s.pointLabels?.[k];
-        if (text === undefined || text === '') return;
-        const box = labelBox(X - 6, Y - 8, text, 'end', 10);
-        if (placedLabels.some((b) => overlaps(b, box))) return;
-        placedLabels.push(box);
-        body += `<text class="ptlabel" x="${px(box.x1)}" y="${px(Y - 8)}" text-anchor="end">${esc(text)}</text>`;
-      });
-      body += '</g>';
-    }
+    body += seriesMarkers(pts, i, s.markers ?? 'sparse', spec.series.length);
+    if (s.pointLabels && pts.length === s.points.length)
+      body += pointLabels(pts, s.pointLabels, placedLabels);
     const last = pts[pts.length - 1];
     if (s.endLabel !== undefined && last) ends.push({ y: last[1], text: s.endLabel, i });
   });
@@ -181,6 +161,42 @@ export function lineChart(spec: LineChartSpec): string {
     body += markAt({ ...mk, label }, x, y, m.top, H - m.bottom, placedLabels);
   }
   return figure(spec.id, 'line', spec.title, spec.description, H, body);
+}
+
+/** The markers of series `i`: at every point, or a few (offset per series, so two lines over the same points still
+ * show both shapes), or none. */
+function seriesMarkers(
+  pts: readonly (readonly [number, number])[],
+  i: number,
+  mode: 'all' | 'sparse' | 'none',
+  seriesCount: number,
+): string {
+  if (mode === 'none') return '';
+  const every = mode === 'all' ? 1 : Math.max(1, Math.ceil(pts.length / 6));
+  const offset = mode === 'all' ? 0 : Math.floor((every * i) / Math.max(2, seriesCount)) % every;
+  let out = '<g class="pts">';
+  pts.forEach(([px0, py0], k) => {
+    if ((k - offset) % every === 0) out += marker(i, px0, py0, `mk s${i % 8}`);
+  });
+  return `${out}</g>`;
+}
+
+/** Small labels at the points (a sweep's step values); one that would overlap a label already placed is left out. */
+function pointLabels(
+  pts: readonly (readonly [number, number])[],
+  labels: readonly string[],
+  placed: Box[],
+): string {
+  let out = '<g class="ptlabels">';
+  pts.forEach(([X, Y], k) => {
+    const text = labels[k];
+    if (text === undefined || text === '') return;
+    const box = labelBox(X - 6, Y - 8, text, 'end', 10);
+    if (placed.some((b) => overlaps(b, box))) return;
+    placed.push(box);
+    out += `<text class="ptlabel" x="${px(X - 6)}" y="${px(Y - 8)}" text-anchor="end">${esc(text)}</text>`;
+  });
+  return `${out}</g>`;
 }
 
 /** A labelled mark: a ring at (x, y) with the label above it, or a flag at x alone. */

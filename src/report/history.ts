@@ -54,27 +54,15 @@ function segments(points: readonly [number, string, number | null][], now: numbe
   });
 }
 
-/** The report's HTML. */
-export function historyHtml(h: HistoryView, meta: ReportMeta): string {
-  const lastRun = h.runs[h.runs.length - 1];
-  // The view's own now: every time axis ends there ("Made"), the last run's segment included.
-  const now = Date.parse(h.generatedAt);
-  const failingNow = h.series.filter((s) => s.last.status === 'fail');
-  const verdict =
-    h.runs.length === 0
-      ? { text: 'No probe runs recorded yet', tone: 'warn' as const }
-      : failingNow.length > 0
-        ? {
-            text: `FAILING: ${failingNow.length} of ${h.series.length} checks failed in the last run`,
-            tone: 'bad' as const,
-          }
-        : { text: `OK: every check passed in the last run`, tone: 'ok' as const };
-
+/** Uptime bars per check and model, the changes of the last run flagged. */
+function uptimeChart(h: HistoryView, now: number): string {
   const rows = h.series.slice(0, MAX_ROWS).map((s): TimelineRow => ({
     label: name(s),
     note: uptimeNote(s.uptime),
     segments: segments(s.points, now),
   }));
+  if (rows.length === 0) return '';
+  const lastRun = h.runs[h.runs.length - 1];
   const lastAt = lastRun ? Date.parse(lastRun.at) : undefined;
   const marks =
     lastAt !== undefined && h.changes.length > 0
@@ -88,20 +76,23 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
           },
         ]
       : [];
-  const uptime =
-    rows.length > 0
-      ? timeline({
-          id: 'history-uptime',
-          title: 'Uptime over time',
-          description: `One bar per check and model; each run is a segment until the next run. At the right: uptime over the longest window with runs.${h.series.length > MAX_ROWS ? ` The first ${MAX_ROWS} of ${h.series.length} are drawn; the table lists all.` : ''}`,
-          x: { label: 'time (UTC)', time: true, max: now },
-          states: STATES,
-          rows,
-          marks,
-        })
-      : '';
+  return timeline({
+    id: 'history-uptime',
+    title: 'Uptime over time',
+    description: `One bar per check and model; each run is a segment until the next run. At the right: uptime over the longest window with runs.${h.series.length > MAX_ROWS ? ` The first ${MAX_ROWS} of ${h.series.length} are drawn; the table lists all.` : ''}`,
+    x: { label: 'time (UTC)', time: true, max: now },
+    states: STATES,
+    rows,
+    marks,
+  });
+}
 
-  // Latency over time of the series that ran most (lines beyond a handful stop being readable).
+/**
+ * Latency over time of the series that ran most (lines beyond a handful stop being readable): small multiples on
+ * one time axis (to "Made"), each on its own latency scale (on a shared one a fast check, the model list, was a
+ * flat line at zero under the slow ones). Returns the charts and how many series they draw.
+ */
+function latencyCharts(h: HistoryView, now: number): { svg: string; drawn: number } {
   const busiest = [...h.series]
     .filter((s) => s.points.some((p) => p[2] !== null))
     .sort((a, b) => b.runs - a.runs)
@@ -113,11 +104,9 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
       .map((p) => [p[0], p[2]] as const),
     markers: 'sparse',
   }));
-  // Small multiples, one per check and model, on one time axis (to "Made"), each on its own latency scale: on a
-  // shared one a fast check (the model list) was a flat line at zero under the slow ones.
   const allX = lines.flatMap((l) => l.points.map((p) => p[0]));
   const xDomain = allX.length ? { min: Math.min(...allX), max: now } : {};
-  const latency = lines
+  const svg = lines
     .map((l, i) => {
       const s = busiest[i] as HistoryView['series'][number];
       return lineChart({
@@ -134,31 +123,73 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
       });
     })
     .join('');
+  return { svg, drawn: lines.length };
+}
 
+/** Checks whose last run failed, by error code. */
+function failuresChart(failingNow: HistoryView['series']): string {
   const codes = new Map<string, number>();
-  for (const s of failingNow)
-    codes.set(
-      s.last.error ?? s.last.class ?? 'failed',
-      (codes.get(s.last.error ?? s.last.class ?? 'failed') ?? 0) + 1,
-    );
-  const failures =
-    codes.size > 0
-      ? barChart({
-          id: 'history-failures',
-          title: 'Failing now, by error',
-          description: 'Checks whose last run failed, by error code.',
-          x: { label: 'checks' },
-          rows: [...codes].map(([code, n]) => ({
-            label: code,
-            value: n,
-            note: String(n),
-            tone: 1,
-            pattern: 'hatch' as const,
-          })),
-        })
-      : '';
+  for (const s of failingNow) {
+    const code = s.last.error ?? s.last.class ?? 'failed';
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+  }
+  if (codes.size === 0) return '';
+  return barChart({
+    id: 'history-failures',
+    title: 'Failing now, by error',
+    description: 'Checks whose last run failed, by error code.',
+    x: { label: 'checks' },
+    rows: [...codes].map(([code, n]) => ({
+      label: code,
+      value: n,
+      note: String(n),
+      tone: 1,
+      pattern: 'hatch' as const,
+    })),
+  });
+}
 
+/** The table: one row per check and model. */
+function seriesTable(h: HistoryView): string {
   const windows = Object.keys(h.series[0]?.uptime ?? {});
+  return table({
+    head: ['check', 'model', 'runs', ...windows.map((w) => `up ${w}`), 'p50', 'p90', 'p99', 'last'],
+    numeric: [2, ...windows.map((_, i) => 3 + i), 3 + windows.length, 4 + windows.length, 5 + windows.length],
+    nowrap: [0, 1],
+    rows: h.series.map((s) => [
+      s.check,
+      s.model,
+      s.runs,
+      ...windows.map((w) => (s.uptime[w] === null || s.uptime[w] === undefined ? '–' : pct(s.uptime[w]))),
+      s.latencyMs ? ms(s.latencyMs.p50) : '–',
+      s.latencyMs ? ms(s.latencyMs.p90) : '–',
+      s.latencyMs ? ms(s.latencyMs.p99) : '–',
+      `${s.last.status}${s.last.error ? ` (${s.last.error})` : ''}${s.failingFor > 1 ? ` ×${s.failingFor}` : ''}`,
+    ]),
+    rowClass: h.series.map((s) =>
+      s.last.status === 'fail' ? 'fail' : s.last.status === 'warn' ? 'warn' : undefined,
+    ),
+  });
+}
+
+/** The report's HTML. */
+export function historyHtml(h: HistoryView, meta: ReportMeta): string {
+  const lastRun = h.runs[h.runs.length - 1];
+  // The view's own now: every time axis ends there ("Made"), the last run's segment included.
+  const now = Date.parse(h.generatedAt);
+  const failingNow = h.series.filter((s) => s.last.status === 'fail');
+  const verdict =
+    h.runs.length === 0
+      ? { text: 'No probe runs recorded yet', tone: 'warn' as const }
+      : failingNow.length > 0
+        ? {
+            text: `FAILING: ${failingNow.length} of ${h.series.length} checks failed in the last run`,
+            tone: 'bad' as const,
+          }
+        : { text: `OK: every check passed in the last run`, tone: 'ok' as const };
+  const uptime = uptimeChart(h, now);
+  const latency = latencyCharts(h, now);
+  const failures = failuresChart(failingNow);
   const body =
     figures([
       { label: 'runs', value: String(h.runs.length) },
@@ -185,41 +216,15 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
           }),
         )
       : '') +
-    (latency
+    (latency.svg
       ? section(
           'Latency over time',
-          latency,
-          `Each run's latency, per check and model, each on its own scale${h.series.length > lines.length ? ` (the ${lines.length} with the most runs)` : ''}; the dashed line is the median.`,
+          latency.svg,
+          `Each run's latency, per check and model, each on its own scale${h.series.length > latency.drawn ? ` (the ${latency.drawn} with the most runs)` : ''}; the dashed line is the median.`,
         )
       : '') +
     (failures ? section('Failures', failures) : '') +
-    section(
-      'Per check and model',
-      table({
-        head: ['check', 'model', 'runs', ...windows.map((w) => `up ${w}`), 'p50', 'p90', 'p99', 'last'],
-        numeric: [
-          2,
-          ...windows.map((_, i) => 3 + i),
-          3 + windows.length,
-          4 + windows.length,
-          5 + windows.length,
-        ],
-        nowrap: [0, 1],
-        rows: h.series.map((s) => [
-          s.check,
-          s.model,
-          s.runs,
-          ...windows.map((w) => (s.uptime[w] === null || s.uptime[w] === undefined ? '–' : pct(s.uptime[w]))),
-          s.latencyMs ? ms(s.latencyMs.p50) : '–',
-          s.latencyMs ? ms(s.latencyMs.p90) : '–',
-          s.latencyMs ? ms(s.latencyMs.p99) : '–',
-          `${s.last.status}${s.last.error ? ` (${s.last.error})` : ''}${s.failingFor > 1 ? ` ×${s.failingFor}` : ''}`,
-        ]),
-        rowClass: h.series.map((s) =>
-          s.last.status === 'fail' ? 'fail' : s.last.status === 'warn' ? 'warn' : undefined,
-        ),
-      }),
-    );
+    section('Per check and model', seriesTable(h));
   return page({
     title: 'gw probe history',
     meta,

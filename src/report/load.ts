@@ -124,21 +124,11 @@ function videoSection(steps: StepReport[]): string {
   );
 }
 
-/** The report's HTML. */
-export function loadHtml(r: RunReport, meta: ReportMeta): string {
-  const steps = r.steps;
-  const last = steps[steps.length - 1];
-  const sloTerms = r.slo ? latencyTerms(r.slo.expr) : [];
-  const verdict = r.slo
-    ? r.slo.pass
-      ? { text: `SLO met: ${r.slo.expr}`, tone: 'ok' as const }
-      : { text: `SLO missed: ${r.slo.expr}`, tone: 'bad' as const }
-    : r.interrupted || r.stopped
-      ? { text: r.stopped ? `Stopped early: ${r.stopped}` : 'Interrupted', tone: 'warn' as const }
-      : undefined;
+type Term = ReturnType<typeof latencyTerms>[number];
 
-  // Latency CDFs: one chart per metric; a sweep draws one line per step.
-  const cdfCharts: string[] = [];
+/** Latency CDFs: one chart per metric (a sweep draws one line per step), with the SLO's bounds. */
+function cdfCharts(steps: StepReport[], sloTerms: Term[]): string[] {
+  const out: string[] = [];
   for (const metric of ['e2e', 'ttft', 'itl'] as const) {
     const series: LineSeries[] = steps
       .map((s) => ({ s, pts: s.cdf_ms[metric] ?? [] }))
@@ -154,7 +144,7 @@ export function loadHtml(r: RunReport, meta: ReportMeta): string {
     // The bound is a dashed line; its label sits at the ring on the percentile it bounds.
     const rules: Rule[] = terms.map((t) => ({ value: t.ms, label: '' }));
     const marks: Mark[] = terms.map((t) => ({ x: t.ms, y: t.p, label: `SLO ${t.text}` }));
-    cdfCharts.push(
+    out.push(
       lineChart({
         id: `load-cdf-${metric}`,
         title: `Latency distribution: ${METRIC_NAME[metric] ?? metric}`,
@@ -167,36 +157,42 @@ export function loadHtml(r: RunReport, meta: ReportMeta): string {
       }),
     );
   }
+  return out;
+}
 
-  // TTFT and inter-token histograms of the last (or only) step.
-  const histCharts: string[] = [];
-  if (last) {
-    for (const metric of ['ttft', 'itl'] as const) {
-      const enc = last.histograms[metric];
-      const b = enc !== undefined ? binsOf(enc) : undefined;
-      if (!b) continue;
-      const sum = last.latency_ms[metric];
-      const rules: Rule[] = sum
-        ? [
-            { value: sum.p50, label: `p50 ${ms(sum.p50)}` },
-            { value: sum.p99, label: `p99 ${ms(sum.p99)}` },
-          ]
-        : [];
-      histCharts.push(
-        histogram({
-          id: `load-hist-${metric}`,
-          title: `${metric === 'ttft' ? 'Time to first token' : 'Inter-token gaps'}${steps.length > 1 ? ` (${stepName(last)})` : ''}`,
-          description: `Share of ${metric === 'ttft' ? 'requests' : 'gaps'} per latency bin, up to the 99.9th percentile${b.clippedAbove > 0 ? ` (${pct(b.clippedAbove / 100)} above it not drawn; max ${sum ? ms(sum.max) : '?'})` : ''}.`,
-          x: { label: METRIC_NAME[metric] ?? metric, format: ms },
-          y: { label: `% of ${metric === 'ttft' ? 'requests' : 'gaps'}`, format: (v) => `${num(v)}%` },
-          bins: b.bins,
-          rules,
-        }),
-      );
-    }
+/** TTFT and inter-token histograms of the last (or only) step, with its p50 and p99. */
+function histCharts(steps: StepReport[]): string[] {
+  const last = steps[steps.length - 1];
+  if (!last) return [];
+  const out: string[] = [];
+  for (const metric of ['ttft', 'itl'] as const) {
+    const enc = last.histograms[metric];
+    const b = enc !== undefined ? binsOf(enc) : undefined;
+    if (!b) continue;
+    const sum = last.latency_ms[metric];
+    const rules: Rule[] = sum
+      ? [
+          { value: sum.p50, label: `p50 ${ms(sum.p50)}` },
+          { value: sum.p99, label: `p99 ${ms(sum.p99)}` },
+        ]
+      : [];
+    out.push(
+      histogram({
+        id: `load-hist-${metric}`,
+        title: `${metric === 'ttft' ? 'Time to first token' : 'Inter-token gaps'}${steps.length > 1 ? ` (${stepName(last)})` : ''}`,
+        description: `Share of ${metric === 'ttft' ? 'requests' : 'gaps'} per latency bin, up to the 99.9th percentile${b.clippedAbove > 0 ? ` (${pct(b.clippedAbove / 100)} above it not drawn; max ${sum ? ms(sum.max) : '?'})` : ''}.`,
+        x: { label: METRIC_NAME[metric] ?? metric, format: ms },
+        y: { label: `% of ${metric === 'ttft' ? 'requests' : 'gaps'}`, format: (v) => `${num(v)}%` },
+        bins: b.bins,
+        rules,
+      }),
+    );
   }
+  return out;
+}
 
-  // Requests per second over time (steps one after the other).
+/** Requests per second over time, the steps one after the other (flags where each starts). */
+function rpsChart(steps: StepReport[]): string {
   let offset = 0;
   const okPts: [number, number][] = [];
   const errPts: [number, number][] = [];
@@ -209,167 +205,177 @@ export function loadHtml(r: RunReport, meta: ReportMeta): string {
     }
     offset += Math.max(s.duration_s, s.timeline.length);
   }
+  if (okPts.length === 0) return '';
   const anyErrors = errPts.some((p) => p[1] > 0);
-  const rps =
-    okPts.length > 0
-      ? lineChart({
-          id: 'load-rps',
-          title: 'Requests per second over time',
-          description: `Completed requests each second${anyErrors ? ', successes and failures' : ''}${steps.length > 1 ? '; flags mark where each step starts' : ''}.`,
-          x: { label: 'seconds since start' },
-          y: { label: 'requests/s' },
-          series: [
-            { name: 'succeeded/s', points: okPts, markers: 'none', endLabel: 'ok' },
-            ...(anyErrors
-              ? [{ name: 'failed/s', points: errPts, markers: 'none' as const, endLabel: 'failed' }]
-              : []),
-          ],
-          marks: stepMarks,
-        })
-      : '';
+  return lineChart({
+    id: 'load-rps',
+    title: 'Requests per second over time',
+    description: `Completed requests each second${anyErrors ? ', successes and failures' : ''}${steps.length > 1 ? '; flags mark where each step starts' : ''}.`,
+    x: { label: 'seconds since start' },
+    y: { label: 'requests/s' },
+    series: [
+      { name: 'succeeded/s', points: okPts, markers: 'none', endLabel: 'ok' },
+      ...(anyErrors
+        ? [{ name: 'failed/s', points: errPts, markers: 'none' as const, endLabel: 'failed' }]
+        : []),
+    ],
+    marks: stepMarks,
+  });
+}
 
-  // The sweep's curve: throughput against latency, with the knee.
-  let curve = '';
-  if (r.sweep && r.sweep.points.length > 0) {
-    const pts = r.sweep.points;
-    const p = r.sweep.parameter === 'concurrency' ? 'c' : 'rate';
-    const knee = r.sweep.knee;
-    const kneePt = knee !== null ? pts[knee.index] : undefined;
-    const e2e = sloTerms.find((t) => t.metric === 'e2e' && (t.p === 95 || t.p === 50));
-    curve = lineChart({
-      id: 'load-sweep',
-      title: 'Throughput and latency across the sweep',
-      description: `Each point is a step (${r.sweep.parameter} ${pts.map((x) => x.value).join(', ')}): successful requests/s against end-to-end latency${kneePt ? `; the ring is the knee (${p}=${knee?.value}), past which more load buys latency, not throughput` : ''}.`,
-      x: { label: 'throughput (requests/s)' },
-      y: { label: 'latency', format: ms },
-      series: [
-        {
-          name: 'p95 latency',
-          points: pts.map((x) => [x.throughput_rps, x.latency_p95_ms] as const),
-          markers: 'all',
-          endLabel: 'p95',
-          pointLabels: pts.map((x, i) => (knee !== null && i === knee.index ? '' : `${p}=${x.value}`)),
-        },
-        {
-          name: 'p50 latency',
-          points: pts.map((x) => [x.throughput_rps, x.latency_p50_ms] as const),
-          markers: 'all',
-          endLabel: 'p50',
-        },
-      ],
-      ...(e2e ? { yRules: [{ value: e2e.ms, label: `SLO ${e2e.text}` }] } : {}),
-      marks: [
-        ...(kneePt
-          ? [{ x: kneePt.throughput_rps, y: kneePt.latency_p95_ms, label: `knee ${p}=${kneePt.value}` }]
-          : []),
-      ],
-      height: 320,
-    });
-  }
+/** The sweep's curve: throughput against latency, with the knee and the SLO's end-to-end bound. */
+function sweepChart(r: RunReport, sloTerms: Term[]): string {
+  if (!r.sweep || r.sweep.points.length === 0) return '';
+  const pts = r.sweep.points;
+  const p = r.sweep.parameter === 'concurrency' ? 'c' : 'rate';
+  const knee = r.sweep.knee;
+  const kneePt = knee !== null ? pts[knee.index] : undefined;
+  const e2e = sloTerms.find((t) => t.metric === 'e2e' && (t.p === 95 || t.p === 50));
+  return lineChart({
+    id: 'load-sweep',
+    title: 'Throughput and latency across the sweep',
+    description: `Each point is a step (${r.sweep.parameter} ${pts.map((x) => x.value).join(', ')}): successful requests/s against end-to-end latency${kneePt ? `; the ring is the knee (${p}=${knee?.value}), past which more load buys latency, not throughput` : ''}.`,
+    x: { label: 'throughput (requests/s)' },
+    y: { label: 'latency', format: ms },
+    series: [
+      {
+        name: 'p95 latency',
+        points: pts.map((x) => [x.throughput_rps, x.latency_p95_ms] as const),
+        markers: 'all',
+        endLabel: 'p95',
+        pointLabels: pts.map((x, i) => (knee !== null && i === knee.index ? '' : `${p}=${x.value}`)),
+      },
+      {
+        name: 'p50 latency',
+        points: pts.map((x) => [x.throughput_rps, x.latency_p50_ms] as const),
+        markers: 'all',
+        endLabel: 'p50',
+      },
+    ],
+    ...(e2e ? { yRules: [{ value: e2e.ms, label: `SLO ${e2e.text}` }] } : {}),
+    marks: kneePt
+      ? [{ x: kneePt.throughput_rps, y: kneePt.latency_p95_ms, label: `knee ${p}=${kneePt.value}` }]
+      : [],
+    height: 320,
+  });
+}
 
+/** Failed requests of the whole run, by error code. */
+function errorsChart(steps: StepReport[]): string {
   const codes = new Map<string, number>();
   for (const s of steps)
     for (const [k, v] of Object.entries(s.errors_by_code)) codes.set(k, (codes.get(k) ?? 0) + v);
-  const errors =
-    codes.size > 0
-      ? barChart({
-          id: 'load-errors',
-          title: 'Errors by code',
-          description: 'Failed requests of the whole run, by error code.',
-          x: { label: 'requests' },
-          rows: [...codes]
-            .sort((a, b) => b[1] - a[1])
-            .map(([code, n]) => ({
-              label: code,
-              value: n,
-              note: String(n),
-              tone: 1,
-              pattern: 'hatch' as const,
-            })),
-        })
-      : '';
+  if (codes.size === 0) return '';
+  return barChart({
+    id: 'load-errors',
+    title: 'Errors by code',
+    description: 'Failed requests of the whole run, by error code.',
+    x: { label: 'requests' },
+    rows: [...codes]
+      .sort((a, b) => b[1] - a[1])
+      .map(([code, n]) => ({ label: code, value: n, note: String(n), tone: 1, pattern: 'hatch' as const })),
+  });
+}
 
+/** The key figures above the charts. */
+function loadFigures(r: RunReport): string {
+  const steps = r.steps;
+  const last = steps[steps.length - 1];
+  const one = last !== undefined && steps.length === 1;
   const total = steps.reduce((t, s) => t + s.requests, 0);
   const errs = steps.reduce((t, s) => t + s.errors, 0);
   const e2e = last?.latency_ms.e2e;
   const ttft = last?.latency_ms.ttft;
+  return figures([
+    { label: 'requests', value: String(total) },
+    {
+      label: 'errors',
+      value: `${errs}${one ? ` (${pct(last.error_rate)})` : ''}`,
+      ...(errs ? { tone: 'bad' as const } : {}),
+    },
+    ...(one
+      ? [
+          { label: 'requests/s', value: num(last.requests_per_s) },
+          { label: 'goodput/s', value: num(last.goodput_per_s) },
+          { label: 'output tokens/s', value: num(last.output_tokens_per_s) },
+        ]
+      : []),
+    ...(e2e && one ? [{ label: 'e2e p50 / p99', value: `${ms(e2e.p50)} / ${ms(e2e.p99)}` }] : []),
+    ...(ttft && ttft.count > 0 && one ? [{ label: 'TTFT p95', value: ms(ttft.p95) }] : []),
+    ...(r.sweep?.knee ? [{ label: 'knee', value: `${r.sweep.parameter} ${r.sweep.knee.value}` }] : []),
+  ]);
+}
+
+/** The table of steps. */
+function stepsTable(steps: StepReport[]): string {
+  return table({
+    head: [
+      'step',
+      'requests',
+      'ok',
+      'errors',
+      'req/s',
+      'goodput/s',
+      'tokens/s',
+      'e2e p50',
+      'e2e p95',
+      'e2e p99',
+      'TTFT p95',
+      'SLO',
+    ],
+    numeric: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    nowrap: [0],
+    rows: steps.map((s) => {
+      const e = s.latency_ms.e2e;
+      const t = s.latency_ms.ttft;
+      const missed = s.slo?.checks.filter((c) => !c.pass).map((c) => c.term);
+      return [
+        stepName(s),
+        s.requests,
+        s.ok,
+        s.errors,
+        num(s.requests_per_s),
+        num(s.goodput_per_s),
+        num(s.output_tokens_per_s),
+        e ? ms(e.p50) : '–',
+        e ? ms(e.p95) : '–',
+        e ? ms(e.p99) : '–',
+        t && t.count > 0 ? ms(t.p95) : '–',
+        s.slo ? (s.slo.pass ? 'met' : `missed: ${(missed ?? []).join(', ')}`) : '',
+      ];
+    }),
+    rowClass: steps.map((s) => (s.slo && !s.slo.pass ? 'fail' : undefined)),
+  });
+}
+
+/** The report's HTML. */
+export function loadHtml(r: RunReport, meta: ReportMeta): string {
+  const steps = r.steps;
+  const sloTerms = r.slo ? latencyTerms(r.slo.expr) : [];
+  const verdict = r.slo
+    ? r.slo.pass
+      ? { text: `SLO met: ${r.slo.expr}`, tone: 'ok' as const }
+      : { text: `SLO missed: ${r.slo.expr}`, tone: 'bad' as const }
+    : r.interrupted || r.stopped
+      ? { text: r.stopped ? `Stopped early: ${r.stopped}` : 'Interrupted', tone: 'warn' as const }
+      : undefined;
+  const curve = sweepChart(r, sloTerms);
+  const cdfs = cdfCharts(steps, sloTerms);
+  const hists = histCharts(steps);
+  const rps = rpsChart(steps);
+  const errors = errorsChart(steps);
   const body =
-    figures([
-      { label: 'requests', value: String(total) },
-      {
-        label: 'errors',
-        value: `${errs}${last && steps.length === 1 ? ` (${pct(last.error_rate)})` : ''}`,
-        ...(errs ? { tone: 'bad' as const } : {}),
-      },
-      ...(last && steps.length === 1
-        ? [
-            { label: 'requests/s', value: num(last.requests_per_s) },
-            { label: 'goodput/s', value: num(last.goodput_per_s) },
-            { label: 'output tokens/s', value: num(last.output_tokens_per_s) },
-          ]
-        : []),
-      ...(e2e && steps.length === 1
-        ? [{ label: 'e2e p50 / p99', value: `${ms(e2e.p50)} / ${ms(e2e.p99)}` }]
-        : []),
-      ...(ttft && ttft.count > 0 && steps.length === 1 ? [{ label: 'TTFT p95', value: ms(ttft.p95) }] : []),
-      ...(r.sweep?.knee ? [{ label: 'knee', value: `${r.sweep.parameter} ${r.sweep.knee.value}` }] : []),
-    ]) +
+    loadFigures(r) +
     (r.warnings.length > 0
       ? `<ul class="lead">${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`
       : '') +
     (curve ? section('Sweep', curve) : '') +
-    (cdfCharts.length ? section('Latency', cdfCharts.join('')) : '') +
-    (histCharts.length ? section('Time to first token and inter-token gaps', histCharts.join('')) : '') +
+    (cdfs.length ? section('Latency', cdfs.join('')) : '') +
+    (hists.length ? section('Time to first token and inter-token gaps', hists.join('')) : '') +
     (rps ? section('Throughput over time', rps) : '') +
     videoSection(steps) +
     (errors ? section('Errors', errors) : '') +
-    section(
-      'Steps',
-      table({
-        head: [
-          'step',
-          'requests',
-          'ok',
-          'errors',
-          'req/s',
-          'goodput/s',
-          'tokens/s',
-          'e2e p50',
-          'e2e p95',
-          'e2e p99',
-          'TTFT p95',
-          'SLO',
-        ],
-        numeric: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-        nowrap: [0],
-        rows: steps.map((s) => {
-          const e = s.latency_ms.e2e;
-          const t = s.latency_ms.ttft;
-          return [
-            stepName(s),
-            s.requests,
-            s.ok,
-            s.errors,
-            num(s.requests_per_s),
-            num(s.goodput_per_s),
-            num(s.output_tokens_per_s),
-            e ? ms(e.p50) : '–',
-            e ? ms(e.p95) : '–',
-            e ? ms(e.p99) : '–',
-            t && t.count > 0 ? ms(t.p95) : '–',
-            s.slo
-              ? s.slo.pass
-                ? 'met'
-                : `missed: ${s.slo.checks
-                    .filter((c) => !c.pass)
-                    .map((c) => c.term)
-                    .join(', ')}`
-              : '',
-          ];
-        }),
-        rowClass: steps.map((s) => (s.slo && !s.slo.pass ? 'fail' : undefined)),
-      }),
-    );
+    section('Steps', stepsTable(steps));
   return page({
     title: 'gw load',
     meta,
