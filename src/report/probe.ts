@@ -39,18 +39,9 @@ function rowLabel(c: ProbeDoc['checks'][number]): string {
   return c.id;
 }
 
-/** The report's HTML. */
-export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
+/** Latency per check (TTFT inside), with the SLO bounds as rules; a bound far beyond every bar is named instead. */
+function latencyChart(r: ProbeDoc): string {
   const ran = r.checks.filter((c) => c.status !== 'skip');
-  const s = r.summary;
-  const verdict =
-    s.failed > 0
-      ? { text: `FAILED: ${s.failed} of ${r.checks.length} checks failed`, tone: 'bad' as const }
-      : {
-          text: `OK: every check that ran passed${s.warned ? ` (${s.warned} warned)` : ''}`,
-          tone: 'ok' as const,
-        };
-
   // SLO bounds as rules; one far beyond every bar is named in the description instead of squashing the bars.
   const longest = Math.max(0, ...ran.map((c) => c.latencyMs));
   const bounds: Rule[] = [];
@@ -72,30 +63,42 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
     ...STYLE[c.status],
   }));
   const hasTtft = ran.some((c) => c.ttftMs !== undefined);
-  const withModel = r.checks.some((c) => c.model !== undefined && c.model !== '');
   const statuses = [...new Set(ran.map((c) => c.status))];
-  const chart =
-    rows.length > 0
-      ? barChart({
-          id: 'probe-latency',
-          title: 'Latency per check',
-          description: `End-to-end latency of each check${hasTtft ? '; the thin inner bar is the time to first token of streams' : ''}${rules.length ? '; dashed lines are the SLO bounds' : ''}${beyond.length ? `; beyond the chart: ${beyond.map((b) => b.label).join(', ')}` : ''}.`,
-          x: { label: 'latency', format: (v) => ms(v) },
-          rows,
-          rules,
-          keys: [
-            ...statuses.map((st) => ({
-              name:
-                st === 'pass' ? 'latency (passed)' : st === 'fail' ? 'latency (failed)' : 'latency (warning)',
-              ...STYLE[st],
-            })),
-            ...(hasTtft
-              ? [{ name: 'time to first token', tone: 6, pattern: 'solid' as const, inner: true }]
-              : []),
-          ],
-        })
-      : '<p class="lead">No check ran.</p>';
+  return rows.length > 0
+    ? barChart({
+        id: 'probe-latency',
+        title: 'Latency per check',
+        description: `End-to-end latency of each check${hasTtft ? '; the thin inner bar is the time to first token of streams' : ''}${rules.length ? '; dashed lines are the SLO bounds' : ''}${beyond.length ? `; beyond the chart: ${beyond.map((b) => b.label).join(', ')}` : ''}.`,
+        x: { label: 'latency', format: (v) => ms(v) },
+        rows,
+        rules,
+        keys: [
+          ...statuses.map((st) => ({
+            name:
+              st === 'pass' ? 'latency (passed)' : st === 'fail' ? 'latency (failed)' : 'latency (warning)',
+            ...STYLE[st],
+          })),
+          ...(hasTtft
+            ? [{ name: 'time to first token', tone: 6, pattern: 'solid' as const, inner: true }]
+            : []),
+        ],
+      })
+    : '<p class="lead">No check ran.</p>';
+}
 
+/** The report's HTML. */
+export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
+  const s = r.summary;
+  const verdict =
+    s.failed > 0
+      ? { text: `FAILED: ${s.failed} of ${r.checks.length} checks failed`, tone: 'bad' as const }
+      : {
+          text: `OK: every check that ran passed${s.warned ? ` (${s.warned} warned)` : ''}`,
+          tone: 'ok' as const,
+        };
+
+  const withModel = r.checks.some((c) => c.model !== undefined && c.model !== '');
+  const chart = latencyChart(r);
   const body =
     figures([
       { label: 'passed', value: String(s.passed), tone: 'ok' },
