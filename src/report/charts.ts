@@ -136,7 +136,7 @@ export function lineChart(spec: LineChartSpec): string {
     body += `<path class="line s${i % 8}" d="${linePath(pts, s.step === true)}" data-n="${s.points.length}"${dashAttr(i)}><title>${esc(s.name)}</title></path>`;
     body += seriesMarkers(pts, i, s.markers ?? 'sparse', spec.series.length);
     if (s.pointLabels && pts.length === s.points.length)
-      body += pointLabels(pts, s.pointLabels, placedLabels);
+      body += pointLabels(pts, s.pointLabels, placedLabels, { left: m.left, right: WIDTH - m.right });
     const last = pts[pts.length - 1];
     if (s.endLabel !== undefined && last) ends.push({ y: last[1], text: s.endLabel, i });
   });
@@ -181,20 +181,29 @@ function seriesMarkers(
   return `${out}</g>`;
 }
 
-/** Small labels at the points (a sweep's step values); one that would overlap a label already placed is left out. */
+/**
+ * Small labels at the points (a sweep's step values): left of the point, or right of it where the left would leave
+ * the plot (`left`..`right`); one that would overlap a label already placed is left out.
+ */
 function pointLabels(
   pts: readonly (readonly [number, number])[],
   labels: readonly string[],
   placed: Box[],
+  plot: { left: number; right: number },
 ): string {
   let out = '<g class="ptlabels">';
   pts.forEach(([X, Y], k) => {
     const text = labels[k];
     if (text === undefined || text === '') return;
-    const box = labelBox(X - 6, Y - 8, text, 'end', 10);
-    if (placed.some((b) => overlaps(b, box))) return;
-    placed.push(box);
-    out += `<text class="ptlabel" x="${px(X - 6)}" y="${px(Y - 8)}" text-anchor="end">${esc(text)}</text>`;
+    const spot = (['end', 'start'] as const)
+      .map((anchor) => ({ anchor, x: anchor === 'end' ? X - 6 : X + 6 }))
+      .map((p) => ({ ...p, box: labelBox(p.x, Y - 8, text, p.anchor, 10) }))
+      .find(
+        (p) => p.box.x0 >= plot.left && p.box.x1 <= plot.right && !placed.some((b) => overlaps(b, p.box)),
+      );
+    if (spot === undefined) return;
+    placed.push(spot.box);
+    out += `<text class="ptlabel" x="${px(spot.x)}" y="${px(Y - 8)}" text-anchor="${spot.anchor}">${esc(text)}</text>`;
   });
   return `${out}</g>`;
 }

@@ -4,7 +4,7 @@
  * a final state with a visible width, and a history whose time ends when the view was made.
  */
 import { describe, expect, it } from 'vitest';
-import { stackedArea } from '../../../src/report/charts.js';
+import { lineChart, stackedArea } from '../../../src/report/charts.js';
 import { labelBox, overlaps, vRules, xAxis } from '../../../src/report/frame.js';
 import { historyHtml } from '../../../src/report/history.js';
 import { linear, ms, niceDomain, ticks } from '../../../src/report/svg.js';
@@ -133,5 +133,33 @@ describe('chart layout', () => {
     // Every run lasts until the next (5 minutes), the last one 10 s: until the view was made.
     const run = widths[0] as number;
     expect(widths.at(-1)).toBeCloseTo((run * 10_000) / gap, 0);
+  });
+
+  it("a point label near the y axis goes right of its point, never over the axis's tick labels", () => {
+    const svg = lineChart({
+      id: 'sweep',
+      title: 'sweep',
+      description: '',
+      x: { label: 'throughput' },
+      y: { label: 'latency', format: ms },
+      series: [
+        {
+          name: 'p95',
+          points: [
+            [0.2, 100],
+            [5, 400],
+          ],
+          markers: 'all',
+          pointLabels: ['c=1', 'c=2'],
+        },
+      ],
+    });
+    const labels = [
+      ...svg.matchAll(/<text class="ptlabel" x="([\d.]+)" y="[\d.]+" text-anchor="(\w+)">([^<]*)</g),
+    ];
+    const first = labels.find((m) => m[3] === 'c=1');
+    expect(first?.[2]).toBe('start');
+    // The plot starts at x = 56 (the y axis): the label's box starts right of it.
+    expect(labelBox(Number(first?.[1]), 0, 'c=1', 'start', 10).x0).toBeGreaterThanOrEqual(56);
   });
 });
