@@ -14,25 +14,10 @@ import {
 } from '../../contract/model-kinds.js';
 import { parseBudgets } from '../../core/budget.js';
 import { UsageError } from '../../core/errors.js';
-import { duration, int, parsed, positiveDuration } from '../../cli/flag-types.js';
+import { duration, int, parsed, parsedList, positiveDuration } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { unknownCheck } from '../../probe/check-ids.js';
 import { parseSlo } from '../../probe/slo.js';
-
-/** A repeatable flag whose values a parser turns into one value (its UsageError is the flag's issue). */
-function parsedList<T>(
-  parse: (values: string[]) => T,
-): z.ZodPipe<z.ZodArray<z.ZodString>, z.ZodTransform<T, string[]>> {
-  return z.array(z.string()).transform((values, ctx) => {
-    try {
-      return parse(values);
-    } catch (e) {
-      if (!(e instanceof UsageError)) throw e;
-      ctx.addIssue({ code: 'custom', message: e.message, params: { usageError: e } });
-      return z.NEVER;
-    }
-  });
-}
 
 function checkIds(field: string): ReturnType<typeof parsedList<string[]>> {
   return parsedList((ids) => {
