@@ -3,7 +3,7 @@
  * estimated spend over time, failures by code, what is in doubt, and the counts of `--json`.
  */
 import {
-  barChart,
+  failureBars,
   lineChart,
   stackedArea,
   timeline,
@@ -154,22 +154,13 @@ function spendChart(b: StatusDoc, over: ReturnType<typeof itemsOverTime>): strin
 
 /** Failed items, by the error code of their last attempt. */
 function failuresChart(b: StatusDoc): string {
-  const codes = Object.entries(b.failures_by_code).sort((x, y) => y[1] - x[1]);
-  return codes.length > 0
-    ? barChart({
-        id: 'batch-failures',
-        title: 'Failures by code',
-        description: 'Failed items, by the error code of their last attempt.',
-        x: { label: 'items' },
-        rows: codes.map(([code, n]) => ({
-          label: code,
-          value: n,
-          note: String(n),
-          tone: 1,
-          pattern: 'hatch' as const,
-        })),
-      })
-    : '';
+  return failureBars({
+    id: 'batch-failures',
+    title: 'Failures by code',
+    description: 'Failed items, by the error code of their last attempt.',
+    x: { label: 'items' },
+    counts: Object.entries(b.failures_by_code),
+  });
 }
 
 /** The report's HTML. */

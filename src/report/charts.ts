@@ -361,6 +361,32 @@ export function barChart(spec: BarChartSpec): string {
   return figure(id, 'bars', spec.title, spec.description, H, body);
 }
 
+/**
+ * Failures counted by code (a batch's failed items, a load run's errors, the checks failing now): one hatched bar
+ * per code, most first; nothing when there is none.
+ */
+export function failureBars(
+  spec: Pick<BarChartSpec, 'id' | 'title' | 'description' | 'x'> & {
+    counts: Iterable<readonly [string, number]>;
+  },
+): string {
+  const counts = [...spec.counts].sort((a, b) => b[1] - a[1]);
+  if (counts.length === 0) return '';
+  return barChart({
+    id: spec.id,
+    title: spec.title,
+    description: spec.description,
+    x: spec.x,
+    rows: counts.map(([code, n]) => ({
+      label: code,
+      value: n,
+      note: String(n),
+      tone: 1,
+      pattern: 'hatch' as const,
+    })),
+  });
+}
+
 /** A state a timeline or stacked area draws: its legend name, tone and pattern. */
 export interface StateStyle {
   id: string;

@@ -3,7 +3,7 @@
  * result), the changes between the last two runs as flags, latency over time, and the summary table.
  */
 import {
-  barChart,
+  failureBars,
   lineChart,
   timeline,
   type LineSeries,
@@ -133,19 +133,12 @@ function failuresChart(failingNow: HistoryView['series']): string {
     const code = s.last.error ?? s.last.class ?? 'failed';
     codes.set(code, (codes.get(code) ?? 0) + 1);
   }
-  if (codes.size === 0) return '';
-  return barChart({
+  return failureBars({
     id: 'history-failures',
     title: 'Failing now, by error',
     description: 'Checks whose last run failed, by error code.',
     x: { label: 'checks' },
-    rows: [...codes].map(([code, n]) => ({
-      label: code,
-      value: n,
-      note: String(n),
-      tone: 1,
-      pattern: 'hatch' as const,
-    })),
+    counts: codes,
   });
 }
 

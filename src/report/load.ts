@@ -5,7 +5,15 @@
  * counters (a 10 000-request run is a few tens of KB).
  */
 import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
-import { barChart, histogram, lineChart, type Bin, type LineSeries, type Mark, type Rule } from './charts.js';
+import {
+  failureBars,
+  histogram,
+  lineChart,
+  type Bin,
+  type LineSeries,
+  type Mark,
+  type Rule,
+} from './charts.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import { esc, ms, num, pct } from './svg.js';
 import type { RunReport, StepReport } from '../load/schema.js';
@@ -265,15 +273,12 @@ function errorsChart(steps: StepReport[]): string {
   const codes = new Map<string, number>();
   for (const s of steps)
     for (const [k, v] of Object.entries(s.errors_by_code)) codes.set(k, (codes.get(k) ?? 0) + v);
-  if (codes.size === 0) return '';
-  return barChart({
+  return failureBars({
     id: 'load-errors',
     title: 'Errors by code',
     description: 'Failed requests of the whole run, by error code.',
     x: { label: 'requests' },
-    rows: [...codes]
-      .sort((a, b) => b[1] - a[1])
-      .map(([code, n]) => ({ label: code, value: n, note: String(n), tone: 1, pattern: 'hatch' as const })),
+    counts: codes,
   });
 }
 
