@@ -5,14 +5,24 @@ import { isolatedDirs, spawnGw } from '../helpers/gw.js';
 import { spawnPty, stripAnsi } from '../helpers/pty.js';
 import { useSim } from '../helpers/sim.js';
 
+/** `gw login` on a terminal against a simulator, answered up to its token prompt. */
+async function atTokenPrompt(): Promise<{
+  sim: Awaited<ReturnType<typeof useSim>>;
+  dirs: ReturnType<typeof isolatedDirs>;
+  s: ReturnType<typeof spawnPty>;
+}> {
+  const sim = await useSim();
+  const dirs = isolatedDirs();
+  const s = spawnPty(['login'], dirs);
+  await s.expect('Gateway base URL');
+  s.type(`${sim.baseUrl}\r`);
+  await s.expect('Gateway token');
+  return { sim, dirs, s };
+}
+
 describe('gw login on a terminal', () => {
   it('asks for base URL and a hidden token, checks GET /v1/models, and saves a 0600 profile', async () => {
-    const sim = await useSim();
-    const dirs = isolatedDirs();
-    const s = spawnPty(['login'], dirs);
-    await s.expect('Gateway base URL');
-    s.type(`${sim.baseUrl}\r`);
-    await s.expect('Gateway token');
+    const { sim, dirs, s } = await atTokenPrompt();
     s.type(`${sim.env.GW_TOKEN}\r`);
     expect(await s.exited).toBe(0);
     const screen = stripAnsi(s.output());
@@ -42,12 +52,7 @@ describe('gw login on a terminal', () => {
   });
 
   it('a token the gateway refuses is asked for again; the right one logs in', async () => {
-    const sim = await useSim();
-    const dirs = isolatedDirs();
-    const s = spawnPty(['login'], dirs);
-    await s.expect('Gateway base URL');
-    s.type(`${sim.baseUrl}\r`);
-    await s.expect('Gateway token');
+    const { sim, dirs, s } = await atTokenPrompt();
     s.type('sk-wrong-token-000000\r');
     // One pattern for the warning and the prompt after it (they may arrive in one write).
     await s.expect(/the gateway refused this token \(401[\s\S]*Gateway token/);
