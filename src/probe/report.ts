@@ -31,14 +31,14 @@ export async function printTable(out: Output, r: ProbeReport): Promise<void> {
     r.checks.map((c) => [c.id, WORD[c.status], latencyCell(c), c.requestId ?? '', c.detail]),
     { keep: [0, 2, 3] },
   );
-  out.summary(summaryLine(r));
+  out.aside(summaryLine(r));
   const classes = new Map<string, number>();
   for (const c of r.checks) if (c.class !== undefined) classes.set(c.class, (classes.get(c.class) ?? 0) + 1);
   if (classes.size > 0) {
-    out.summary(`by cause: ${[...classes].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+    out.aside(`by cause: ${[...classes].map(([k, n]) => `${n} ${k}`).join(', ')}`);
   }
   for (const c of r.checks) {
-    if (c.status === 'fail' && c.error?.hint !== undefined) out.summary(`hint (${c.id}): ${c.error.hint}`);
+    if (c.status === 'fail' && c.error?.hint !== undefined) out.aside(`hint (${c.id}): ${c.error.hint}`);
   }
 }
 

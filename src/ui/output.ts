@@ -197,15 +197,6 @@ export class Output {
   }
 
   /**
-   * A summary of a result (`OK: 6 checks …`, `7 runs since …`): after the table on a terminal; off a terminal on
-   * stderr (unless --quiet), so stdout holds only the table and `gw probe | sort` sorts rows.
-   */
-  summary(text: string): void {
-    if (this.io.stdout.isTTY === true) this.line(text);
-    else this.note(text);
-  }
-
-  /**
    * A point in time as gw prints it. Off a terminal always the local time (`2026-11-22 14:03:05 +01:00`). On a
    * terminal the local time with how long ago or ahead (`(in 23 h)`), or, `brief` (a table's cell, as gh prints
    * them), only how long ago or ahead.

@@ -54,7 +54,7 @@ function human(
   empty: () => string,
 ): Promise<void> | void {
   if (view.series.length === 0) {
-    ctx.out.summary(empty());
+    ctx.out.aside(empty());
     return;
   }
   return table(ctx, view, formatDuration);
@@ -81,12 +81,10 @@ async function table(ctx: Context, view: HistoryView, formatDuration: (ms: numbe
     ]),
     { keep: [0] },
   );
-  ctx.out.summary(
-    `${view.runs.length} runs${view.since !== null ? ` since ${ctx.out.time(view.since)}` : ''}`,
-  );
-  if (view.changes.length === 0) ctx.out.summary('no change since the previous run');
+  ctx.out.aside(`${view.runs.length} runs${view.since !== null ? ` since ${ctx.out.time(view.since)}` : ''}`);
+  if (view.changes.length === 0) ctx.out.aside('no change since the previous run');
   else {
-    ctx.out.summary('changes since the previous run:');
-    for (const c of view.changes) ctx.out.summary(`  ${c.kind}: ${c.detail}`);
+    ctx.out.aside('changes since the previous run:');
+    for (const c of view.changes) ctx.out.aside(`  ${c.kind}: ${c.detail}`);
   }
 }

@@ -113,13 +113,13 @@ describe('fitWidths', () => {
   });
 });
 
-describe('Output.summary and Output.time', () => {
-  it('a summary follows the table on a terminal and goes to stderr off one', () => {
+describe('Output.aside and Output.time', () => {
+  it('an aside (a summary) follows the table on a terminal and goes to stderr off one', () => {
     const tty = setup(true);
-    tty.out.summary('OK: 6 checks');
+    tty.out.aside('OK: 6 checks');
     expect([tty.text(), tty.err()]).toEqual(['OK: 6 checks\n', '']);
     const pipe = setup(false);
-    pipe.out.summary('OK: 6 checks');
+    pipe.out.aside('OK: 6 checks');
     expect([pipe.text(), pipe.err()]).toEqual(['', 'OK: 6 checks\n']);
   });
 
