@@ -55,10 +55,10 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
       return await watchRuns(ctx, watchSettings(f, f.every), client.baseUrl, runOnce, record);
     const result = await runWithLiveLines(ctx, f, selection, runOnce);
     record?.(result);
-    const render = await import('../../probe/report.js');
     if (f.junit !== undefined) await (await import('../../report/junit.js')).writeJUnit(f.junit, result);
     await writeHtml?.(result, result.gateway);
-    await ctx.out.result(result, (r) => render.printTable(ctx.out, r));
+    // The table's renderer loads only for a person (a --json run never loads it).
+    await ctx.out.result(result, async (r) => (await import('../../probe/report.js')).printTable(ctx.out, r));
     return runner.exitCodeOf(result);
   } finally {
     await sim?.close();
