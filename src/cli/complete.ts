@@ -10,6 +10,7 @@ import { Journal, type JournalKind } from '../core/journal.js';
 import { stateDir } from '../core/paths.js';
 import type { Io } from '../ui/io.js';
 import { loadModelIds } from '../core/model-cache.js';
+import { isCompletionWord } from '../core/completion.js';
 
 const MAX_IDS = 200;
 
@@ -33,9 +34,13 @@ export function completionWords(what: readonly string[], env: Record<string, str
   return [];
 }
 
-/** Prints the words, one per line; always exit 0. */
+/**
+ * Prints the words, one per line; always exit 0. Only words of completion's strict character set are printed
+ * (isCompletionWord): the rest came from a gateway or a file and is dropped, so shell syntax and escape
+ * sequences never reach a shell's completion machinery or its list on the terminal.
+ */
 export function complete(what: readonly string[], io: Io): number {
-  const words = completionWords(what, io.env).filter((w) => /^[^\s'"\\]+$/.test(w));
+  const words = completionWords(what, io.env).filter(isCompletionWord);
   if (words.length > 0) io.stdout.write(`${words.join('\n')}\n`);
   return 0;
 }

@@ -32,6 +32,20 @@ export interface CompletionExtras {
   args?: Record<string, string>;
 }
 
+/**
+ * The words completion offers at Tab time from files (cached model ids, journal ids, profile names) are text a
+ * gateway or another program wrote. Only words of this strict set are offered; anything else is dropped, never
+ * escaped and kept: letters, digits and `._:@+/-`, starting with a letter or digit, at most 200 characters. No
+ * shell syntax (`$`, backquote, quotes, spaces, globs, `~`), no control characters (escape sequences), no leading
+ * `-` (a flag to compadd).
+ */
+const COMPLETION_WORD = /^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/;
+
+/** True when `word` may be offered by completion (COMPLETION_WORD). */
+export function isCompletionWord(word: string): boolean {
+  return COMPLETION_WORD.test(word);
+}
+
 /** The shells `gw completion` writes scripts for. */
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
@@ -186,6 +200,14 @@ export function bashScript(tree: CompletionNode, x: CompletionExtras = {}): stri
 # Load it with:  source <(gw completion bash)   or save it under ~/.local/share/bash-completion/completions/gw
 ${treeFunctions(tree, false)}
 ${dynFunction(x)}
+__gw_reply() {
+  # Adds each line of standard input that starts with $1 to COMPREPLY, as it is. Not compgen -W: it expands
+  # every word (command substitution included), and words come from files a gateway filled.
+  local w
+  while IFS= read -r w; do
+    if [ -n "$w" ] && [[ "$w" == "$1"* ]]; then COMPREPLY+=("$w"); fi
+  done
+}
 __gw_path() {
   # Prints the command path of the words before the cursor, e.g. "beta asset".
   local cmdpath="" w i=1
@@ -211,15 +233,15 @@ _gw() {
       if __gw_valopts "$cmdpath" | grep -qxF -- "$prev"; then
         words="$(__gw_choices "$cmdpath" "$prev")"
         if [ -z "$words" ]; then words="$(__gw_dyn "$cmdpath" "$prev")"; fi
-        if [ -n "$words" ]; then COMPREPLY=($(compgen -W "$words" -- "$cur")); fi
+        if [ -n "$words" ]; then __gw_reply "$cur" <<< "$words"; fi
         return 0
       fi
       ;;
   esac
   if [[ "$cur" == -* ]]; then
-    COMPREPLY=($(compgen -W "$(__gw_opts "$cmdpath")" -- "$cur"))
+    __gw_reply "$cur" < <(__gw_opts "$cmdpath")
   else
-    COMPREPLY=($(compgen -W "$(__gw_subs "$cmdpath") $(__gw_args "$cmdpath") $(__gw_dyn "$cmdpath" "")" -- "$cur"))
+    __gw_reply "$cur" < <(__gw_subs "$cmdpath"; __gw_args "$cmdpath"; __gw_dyn "$cmdpath" "")
   fi
   return 0
 }
@@ -237,7 +259,7 @@ ${dynFunction(x)}
 _gw() {
   # Not "path": in zsh that name is tied to $PATH.
   local cmdpath="" w prev i=2
-  local -a items
+  local -a items plain
   while (( i < CURRENT )); do
     w="\${words[i]}"
     case "$w" in
@@ -257,8 +279,13 @@ _gw() {
     items=("\${(@f)$(__gw_opts "$cmdpath")}")
     _describe -t options 'option' items
   else
-    items=("\${(@f)$(__gw_subs_described "$cmdpath"; __gw_args "$cmdpath"; __gw_dyn "$cmdpath" "")}")
-    if [[ -n "\${items[1]}" ]]; then _describe -t commands 'command' items; else _files; fi
+    # Subcommands with their descriptions; argument choices and ids as plain words (_describe would split an
+    # id at a colon).
+    items=("\${(@f)$(__gw_subs_described "$cmdpath")}")
+    plain=("\${(@f)$(__gw_args "$cmdpath"; __gw_dyn "$cmdpath" "")}")
+    if [[ -n "\${items[1]}" ]]; then _describe -t commands 'command' items; fi
+    if [[ -n "\${plain[1]}" ]]; then compadd -a plain; fi
+    if [[ -z "\${items[1]}\${plain[1]}" ]]; then _files; fi
   fi
 }
 if [[ "\${zsh_eval_context[-1]}" == loadautofunc ]]; then
