@@ -118,13 +118,9 @@ export function describeNetworkError(e: unknown, host: string): NetworkFailure {
       : 'no common TLS protocol';
     return { code: 'tls_failed', tls: 'protocol', host, message: `TLS to ${host} failed: ${why}` };
   }
-  const proxy = /Proxy response \((\d+)\)/.exec(firstLine);
-  if (proxy !== null) {
-    return {
-      code: 'proxy_failed',
-      host,
-      message: `the proxy refused the tunnel to ${host} (HTTP ${proxy[1]})`,
-    };
+  if (code === 'GW_PROXY_REFUSED') {
+    // transport.ts ProxyRefusedError: the proxy answered CONNECT with another status than 200 (407: credentials).
+    return { code: 'proxy_failed', host, message: `${firstLine}, for the tunnel to ${host}` };
   }
   const reset = code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
   return {

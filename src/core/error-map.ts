@@ -23,7 +23,8 @@ const NETWORK_HINTS: Record<string, string> = {
   tls_certificate:
     'trust the gateway CA with --ca-file <pem> (or GW_CA_FILE, NODE_EXTRA_CA_CERTS) and check the host name in --base-url',
   tls_protocol: 'check the scheme in --base-url (https:// to a plain-http port?) and the proxy settings',
-  proxy_failed: 'check HTTPS_PROXY / HTTP_PROXY (address, credentials) and NO_PROXY',
+  proxy_failed:
+    'check HTTPS_PROXY / HTTP_PROXY (the address; credentials as http://user:password@proxy:port) and NO_PROXY',
   timeout: 'raise --timeout (e.g. --timeout 2m) or check the gateway',
 };
 

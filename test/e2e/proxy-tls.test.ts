@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fastClock } from '../helpers/clock.js';
 import { runGw, spawnGw } from '../helpers/gw.js';
 import { tempDir } from '../helpers/tmp.js';
-import { NO_PROXY_ENV, startProxy } from '../helpers/proxy.js';
+import { NO_PROXY_ENV, startProxy, startSilentProxy } from '../helpers/proxy.js';
 import { useSim } from '../helpers/sim.js';
 import { GATEWAY_CERT, startTlsFront } from '../helpers/tls-front.js';
 
@@ -114,6 +114,18 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
     const seen = Buffer.concat(proxy.tunnelBytes);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.includes(Buffer.from(sim.env.GW_TOKEN))).toBe(false);
+    // A proxy written without a scheme (host:port) is http://host:port, as curl reads it.
+    const bare = await runGw(['--ca-file', GATEWAY_CERT, 'models', '--json'], {
+      env: {
+        ...NO_PROXY_ENV,
+        HTTPS_PROXY: proxy.url.replace(/^http:\/\//, ''),
+        GW_BASE_URL: `https://gateway.internal:${front.port}`,
+        GW_TOKEN: sim.env.GW_TOKEN,
+      },
+    });
+    expect(bare.stderr).toBe('');
+    expect(bare.exitCode).toBe(0);
+    expect(proxy.connects).toEqual([`gateway.internal:${front.port}`, `gateway.internal:${front.port}`]);
   });
 
   it('refuses an untrusted certificate: tls_failed naming the host, a --ca-file hint, exit 3', async () => {
@@ -160,5 +172,70 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/^error: invalid_input: ca-file: cannot read \/nonexistent\/ca.pem/);
     expect(sim.requests).toHaveLength(0);
+  });
+});
+
+describe('a proxy that misbehaves, and proxy settings as curl reads them', () => {
+  const https = { ...NO_PROXY_ENV, GW_BASE_URL: 'https://gateway.internal', GW_TOKEN: 'sk-proxy-test-0001' };
+
+  it('a CONNECT never answered ends with --timeout (gw models, gw doctor): exit 4 / a failed check', async () => {
+    const proxy = await startSilentProxy();
+    const env = { ...https, HTTPS_PROXY: proxy.url };
+    // The real binary: the process itself must end, not only the command.
+    const models = await spawnGw(['--timeout', '1s', 'models'], { env });
+    expect(models.exitCode).toBe(4);
+    expect(models.stderr).toMatch(/^error: timeout: GET \/v1\/models: no answer within 1s/);
+    const doctor = await spawnGw(['--timeout', '1s', 'doctor', '--json'], { env });
+    expect(doctor.exitCode).toBe(1);
+    const doc = JSON.parse(doctor.stdout) as {
+      checks: Array<{ name: string; status: string; detail: string }>;
+    };
+    expect(doc.checks.find((c) => c.name === 'gateway')).toMatchObject({ status: 'fail' });
+    await expect(proxy.asked).resolves.toBe('CONNECT gateway.internal:443 HTTP/1.1');
+  });
+
+  it('Ctrl-C while the proxy sits on CONNECT ends gw at once: exit 130', async () => {
+    const proxy = await startSilentProxy();
+    const r = await spawnGw(['models'], {
+      env: { ...https, HTTPS_PROXY: proxy.url },
+      onSpawn: (child) => void proxy.asked.then(() => child.kill('SIGINT')),
+    });
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toMatch(/^error: interrupted/m);
+  });
+
+  it('407 to CONNECT is a proxy authentication error (exit 3), not an interruption', async () => {
+    const proxy = await startProxy({}, { connectStatus: 407 });
+    const r = await runGw(['models'], { env: { ...https, HTTPS_PROXY: proxy.url } });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toMatch(
+      /^error: proxy_failed: GET \/v1\/models: the proxy requires authentication \(HTTP 407\), for the tunnel to gateway\.internal/,
+    );
+    expect(r.stderr).toMatch(/hint: .*http:\/\/user:password@proxy:port/);
+    expect(r.stderr).not.toMatch(/interrupted/);
+  });
+
+  it('an HTTPS_PROXY that is no address is exit 3 naming the variable, without its text', async () => {
+    const r = await runGw(['models'], { env: { ...https, HTTPS_PROXY: 'http://user:s3cret@' } });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toMatch(/^error: proxy_failed: HTTPS_PROXY is not a proxy address/);
+    expect(r.stderr).not.toContain('s3cret');
+  });
+
+  it('NO_PROXY address ranges (CIDR) go direct', async () => {
+    const sim = await useSim();
+    const proxy = await startProxy();
+    for (const noProxy of ['127.0.0.0/8', '10.0.0.0/8 127.0.0.1/32', '::1/128,127.0.0.0/8']) {
+      const r = await runGw(['models', '--json'], {
+        env: { ...NO_PROXY_ENV, HTTP_PROXY: proxy.url, NO_PROXY: noProxy, ...sim.env },
+      });
+      expect(r.exitCode).toBe(0);
+    }
+    expect(proxy.forwards).toEqual([]);
+    const through = await runGw(['models', '--json'], {
+      env: { ...NO_PROXY_ENV, HTTP_PROXY: proxy.url, NO_PROXY: '10.0.0.0/8', ...sim.env },
+    });
+    expect(through.exitCode).toBe(0);
+    expect(proxy.forwards).toHaveLength(1);
   });
 });

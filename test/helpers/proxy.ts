@@ -4,7 +4,7 @@
  * them must go through the proxy (it cannot resolve them itself). Everything seen is recorded.
  */
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { closeAfterTest } from './servers.js';
 
 /** No proxy variables from the machine running the tests (spread into a run's env). */
@@ -33,8 +33,15 @@ export interface TestProxy extends ProxyLog {
   close(): Promise<void>;
 }
 
-/** Starts a proxy; `hosts` maps a host name to `127.0.0.1` (the port is kept). Closed after each test. */
-export async function startProxy(hosts: Record<string, string> = {}): Promise<TestProxy> {
+/**
+ * Starts a proxy; `hosts` maps a host name to `127.0.0.1` (the port is kept). Closed after each test. With
+ * `connectStatus` every CONNECT is answered with that status (407 with a Proxy-Authenticate challenge) instead
+ * of a tunnel.
+ */
+export async function startProxy(
+  hosts: Record<string, string> = {},
+  o: { connectStatus?: number } = {},
+): Promise<TestProxy> {
   const log: ProxyLog = { connects: [], forwards: [], tunnelBytes: [] };
   const sockets = new Set<Socket>();
   const mapHost = (host: string): string => hosts[host.toLowerCase()] ?? host;
@@ -65,6 +72,11 @@ export async function startProxy(hosts: Record<string, string> = {}): Promise<Te
   server.on('connect', (req, client: Socket, head: Buffer) => {
     const target = req.url ?? '';
     log.connects.push(target);
+    if (o.connectStatus !== undefined) {
+      const auth = o.connectStatus === 407 ? 'Proxy-Authenticate: Basic realm="test"\r\n' : '';
+      client.end(`HTTP/1.1 ${o.connectStatus} Refused\r\n${auth}Content-Length: 0\r\n\r\n`);
+      return;
+    }
     const at = target.lastIndexOf(':');
     const host = mapHost(target.slice(0, at));
     const port = Number(target.slice(at + 1));
@@ -94,4 +106,35 @@ export async function startProxy(hosts: Record<string, string> = {}): Promise<Te
         server.close(() => resolve());
       }),
   });
+}
+
+/** A proxy that accepts connections, reads what it is sent and never answers. */
+export interface SilentProxy {
+  url: string;
+  /** Resolves once a client has sent its first bytes (a CONNECT request line). */
+  asked: Promise<string>;
+}
+
+/** Starts a proxy that stays silent (a CONNECT is never answered); closed after each test. */
+export async function startSilentProxy(): Promise<SilentProxy> {
+  let heard: (first: string) => void = () => undefined;
+  const asked = new Promise<string>((resolve) => (heard = resolve));
+  const server = createTcpServer((sock) => {
+    sock.on('error', () => undefined);
+    sock.once('data', (b: Buffer) => heard(b.toString('latin1').split('\r\n')[0] ?? ''));
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closeAfterTest({
+    closeAllConnections: () => {
+      for (const s of sockets) s.destroy();
+    },
+    close: (callback: () => void) => server.close(callback),
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, asked };
 }
