@@ -4,6 +4,7 @@
  */
 import { formatDuration } from '../core/duration.js';
 import type { Output } from '../ui/output.js';
+import { neutralize } from '../ui/sanitize.js';
 import type { CheckRecord, CheckStatus, ProbeReport } from './runner.js';
 
 const WORD: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: 'skip' };
@@ -76,6 +77,8 @@ export class LiveLines {
 
   /** Sets a check's text; a final status is drawn at once, other updates with the next frame. */
   set(id: string, text: string, status?: CheckStatus): void {
+    // A check's text may quote the gateway; the block's own cursor codes are added when it is drawn.
+    text = neutralize(text);
     this.#text.set(id, text);
     if (status !== undefined) {
       this.#done.add(id);
@@ -88,7 +91,7 @@ export class LiveLines {
   log(text: string): void {
     const up = this.#drawn > 0 ? `\x1b[${this.#drawn}A\x1b[J` : '';
     this.#drawn = 0;
-    this.write(`${up}${text}\n`);
+    this.write(`${up}${neutralize(text)}\n`);
     this.#draw();
   }
 

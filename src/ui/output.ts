@@ -1,7 +1,7 @@
 import { detailText, type GwError } from '../core/errors.js';
 import type { Redactor } from './redact.js';
 import type { Io } from './io.js';
-import { neutralize } from './sanitize.js';
+import { jsonSafe, neutralize } from './sanitize.js';
 
 /** How a command prints: chosen once from the global flags. */
 export interface OutputOptions {
@@ -18,7 +18,9 @@ export const TABLE_DRAW_MAX = 5000;
 export type Cell = string | number | boolean | null | undefined;
 
 /**
- * Every byte gw prints goes through here: results on stdout, warnings/hints/progress on stderr, all redacted.
+ * Every byte gw prints goes through here: results on stdout, warnings/hints/progress on stderr, all redacted, and
+ * none with a raw control character (sanitize.ts): human text shows them as `\xNN`, JSON documents as `\u00NN`
+ * (the same JSON value). The one exception is the gateway's own payload streamed to a file or pipe (stream()).
  * Rules of CLI.md "Output rules": stdout carries only results; tips only on a TTY without --json/--quiet.
  */
 export class Output {
@@ -36,10 +38,32 @@ export class Output {
   #pending = '';
   #flushAt: ReturnType<typeof setImmediate> | undefined;
 
-  /** Writes raw text to stdout (redacted), after any streamed text still pending. */
-  write(text: string): void {
+  /** Text without raw control characters: JSON-escaped with --json on stdout, else shown as `\xNN`. */
+  #safe(text: string, json: boolean): string {
+    return json ? jsonSafe(text) : neutralize(text);
+  }
+
+  /** The one writer of stdout (after any streamed text still pending). */
+  #out(text: string): void {
+    this.flush();
+    this.io.stdout.write(this.redactor.redact(this.#safe(text, this.opts.json)));
+  }
+
+  /** The one writer of stderr (human text, or an error's JSON document with `json`). */
+  #err(text: string, json = false): void {
+    this.flush();
+    this.io.stderr.write(this.redactor.redact(this.#safe(text, json)));
+  }
+
+  /** Writes to stdout a drawing gw made from text already made safe (its own colour codes kept). */
+  #drawn(text: string): void {
     this.flush();
     this.io.stdout.write(this.redactor.redact(text));
+  }
+
+  /** Writes text to stdout (redacted, control characters made visible), after any streamed text still pending. */
+  write(text: string): void {
+    this.#out(text);
   }
 
   /**
@@ -47,6 +71,9 @@ export class Output {
    * network read) go out as one write at the end of that turn: one write per delta costs a system call each, and a
    * 50 000-chunk stream spent more time writing than parsing. The delay is the rest of the turn, well under 1 ms.
    * Redacting the joined text also masks a secret split across deltas.
+   *
+   * This is the gateway's payload (generated text, or with --json the data of each event): to a file or a pipe it
+   * goes exactly as sent; to a terminal its control characters are made visible like every other line.
    */
   stream(text: string): void {
     if (text.length === 0) return;
@@ -63,7 +90,8 @@ export class Output {
     if (this.#pending.length === 0) return;
     const text = this.#pending;
     this.#pending = '';
-    this.io.stdout.write(this.redactor.redact(text));
+    const shown = this.io.stdout.isTTY === true ? this.#safe(text, this.opts.json) : text;
+    this.io.stdout.write(this.redactor.redact(shown));
   }
 
   /** Writes one result line to stdout. */
@@ -113,7 +141,7 @@ export class Output {
     const shown = rows.filter(([, v]) => v !== undefined && v !== null && v !== '');
     const width = Math.max(0, ...shown.map(([k]) => k.length));
     for (const [k, v] of shown) {
-      const text = `${`${k}:`.padEnd(width + 1)} ${neutralize(String(v))}`;
+      const text = `${`${k}:`.padEnd(width + 1)} ${String(v)}`;
       if (o.aside === true) this.aside(text);
       else this.line(text);
     }
@@ -124,12 +152,8 @@ export class Output {
    * person reads both; off a terminal on stderr, so stdout holds only the table (TSV) for `cut`, `sort`, `awk`.
    */
   aside(text: string): void {
-    if (this.io.stdout.isTTY === true) {
-      this.line(text);
-      return;
-    }
-    this.flush();
-    this.io.stderr.write(this.redactor.redact(`${text}\n`));
+    if (this.io.stdout.isTTY === true) this.line(text);
+    else this.#err(`${text}\n`);
   }
 
   /**
@@ -153,7 +177,8 @@ export class Output {
     }
     const cells = rows.map((r) => r.map(text));
     const boxed = rows.length > TABLE_DRAW_MAX ? undefined : await this.#boxed(head, cells, o.keep);
-    if (boxed !== undefined) this.line(boxed);
+    // Boxed from cells made safe above; its colour codes are cli-table3's, so the drawing is written as it is.
+    if (boxed !== undefined) this.#drawn(`${boxed}\n`);
     else this.#lines(padded(head, cells, this.width, o.keep));
   }
 
@@ -213,46 +238,56 @@ export class Output {
     for (let i = 0; i < lines.length; i += 4096) this.write(`${lines.slice(i, i + 4096).join('\n')}\n`);
   }
 
+  /**
+   * Redraws a live block on stderr (a terminal): moves the cursor up over the `drawn` lines written last, then
+   * writes each line over the old one, made safe like every other line (the cursor codes are gw's own). Returns
+   * how many lines are drawn now.
+   */
+  redraw(lines: readonly string[], drawn: number): number {
+    this.flush();
+    const up = drawn > 0 ? `\x1b[${drawn}A` : '';
+    const body = lines.map((l) => `\r\x1b[K${this.redactor.redact(neutralize(l))}`).join('\n');
+    this.io.stderr.write(`${up}${body}\n`);
+    return lines.length;
+  }
+
   /** A warning on stderr (unless --quiet). */
   warn(text: string): void {
-    this.flush();
-    if (!this.opts.quiet) this.io.stderr.write(this.redactor.redact(`warning: ${neutralize(text)}\n`));
+    if (!this.opts.quiet) this.#err(`warning: ${text}\n`);
+    else this.flush();
   }
 
   /** A note on stderr (unless --quiet or --json): what happened, what to do next. */
   note(text: string): void {
-    this.flush();
-    if (!this.opts.quiet && !this.opts.json)
-      this.io.stderr.write(this.redactor.redact(`${neutralize(text)}\n`));
+    if (!this.opts.quiet && !this.opts.json) this.#err(`${text}\n`);
+    else this.flush();
   }
 
   /** A tip on stderr, only on a TTY (CLI.md: tips only when stderr is a TTY). */
   tip(text: string): void {
-    this.flush();
-    if (this.decorate) this.io.stderr.write(this.redactor.redact(`${text}\n`));
+    if (this.decorate) this.#err(`${text}\n`);
+    else this.flush();
   }
 
   /** One `--verbose` line on stderr. */
   verbose(text: string): void {
-    this.flush();
-    if (this.opts.verbose) this.io.stderr.write(this.redactor.redact(`${text}\n`));
+    if (this.opts.verbose) this.#err(`${text}\n`);
+    else this.flush();
   }
 
   /** Prints an error: `error: <code>: <message>`, `request id:`, `hint:`; or `{"error": …}` with --json. */
   error(e: GwError): void {
-    this.flush();
-    const err = this.io.stderr;
     if (this.opts.json) {
-      err.write(this.redactor.redact(`${JSON.stringify(e.toJSON())}\n`));
+      this.#err(`${JSON.stringify(e.toJSON())}\n`, true);
       return;
     }
-    // Codes, messages and request ids may come from the gateway: their control characters are made visible.
-    let text = `error: ${neutralize(e.code)}: ${neutralize(e.message)}\n`;
-    for (const d of e.details ?? []) text += `  ${neutralize(detailText(d))}\n`;
+    // Codes, messages and request ids may come from the gateway: #err makes their control characters visible.
+    let text = `error: ${e.code}: ${e.message}\n`;
+    for (const d of e.details ?? []) text += `  ${detailText(d)}\n`;
     if (e.detailsOmitted > 0) text += `  … and ${e.detailsOmitted} more\n`;
-    if (e.requestId !== undefined) text += `request id: ${neutralize(e.requestId)}\n`;
-    if (e.hint !== undefined) text += `hint: ${neutralize(e.hint)}\n`;
-    err.write(this.redactor.redact(text));
+    if (e.requestId !== undefined) text += `request id: ${e.requestId}\n`;
+    if (e.hint !== undefined) text += `hint: ${e.hint}\n`;
+    this.#err(text);
   }
 }
 

@@ -54,13 +54,9 @@ export async function watchAssets(
   const assets = await import('../../../client/resources/beta-assets.js');
   const { poll, pollRequestTimeout } = await import('../../../client/poll.js');
   const seen = new Map<string, Asset | undefined>(ids.map((id) => [id, undefined]));
-  const err = ctx.io.stderr;
   let drawn = 0;
   const draw = (elapsed: number): void => {
-    if (!ctx.out.decorate) return;
-    const lines = renderLines(seen, elapsed);
-    err.write(`${drawn > 0 ? `\x1b[${drawn}A` : ''}${lines.map((l) => `\r\x1b[K${l}`).join('\n')}\n`);
-    drawn = lines.length;
+    if (ctx.out.decorate) drawn = ctx.out.redraw(renderLines(seen, elapsed), drawn);
   };
   const clock = clockOf(ctx.io);
   const now = clock.now ?? Date.now;
