@@ -4,17 +4,16 @@
  * pass, the budget checks, the clients, the engine, and the end record. Nothing on disk changes before the run is
  * certain to start (the lock taken, the input found and checked, the token there).
  */
-import { createWriteStream } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { sleep as realSleep } from '../client/backoff.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { Currency } from '../contract/estimate.js';
 import { parseBudgets } from '../core/budget.js';
 import { ExitCode, GwError, UsageError } from '../core/errors.js';
 import { fsError } from '../core/fs-errors.js';
+import { copyStreamToFile, LOCAL_LIMITS } from '../core/local-file.js';
 import { describeOwner, lock } from '../core/lock.js';
 import type {
   BatchClock,
@@ -132,12 +131,14 @@ function recordOf(s: RunSettings): RunRecordOptions {
 async function inputFile(input: string | Readable, dir: string, signal: AbortSignal | undefined) {
   if (typeof input !== 'string') {
     const path = join(dir, 'input.jsonl');
-    try {
-      await pipeline(input, createWriteStream(path, { mode: 0o600 }), signal ? { signal } : {});
-    } catch (e) {
-      if (signal?.aborted === true) throw signal.reason;
-      throw fsError(e, { path, action: 'keep the standard input as' });
-    }
+    // Bounded like every local input: /dev/zero fills no disk; Ctrl-C ends the copy while nothing arrives.
+    await copyStreamToFile(input, path, {
+      what: 'standard input (gw batch run -)',
+      field: 'input',
+      limit: LOCAL_LIMITS.batch,
+      maxLine: LOCAL_LIMITS.body,
+      signal,
+    });
     return path;
   }
   return checkedInput(input, 'input');

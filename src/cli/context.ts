@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { readConfigFile, type ConfigStore, type DefaultModelKind, type Profile } from '../core/config.js';
 import { parsePositiveDuration } from '../core/duration.js';
-import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { Journal, type JournalEntry } from '../core/journal.js';
 import { globalOptions } from './globals.js';
@@ -99,7 +98,7 @@ export class Context {
   creatingProfile = false;
   #clients: GatewayClient[] = [];
   /** The --ca-file text, read for the first client. */
-  #ca: { text: string | undefined } | undefined;
+  #ca: Promise<string | undefined> | undefined;
   #warnedHttp = false;
 
   constructor(
@@ -221,8 +220,8 @@ export class Context {
     }
     const url = new URL(baseUrl);
     // Read once: gw load asks for a client per virtual user.
-    this.#ca ??= { text: this.#readCaFile(s.caFile) };
-    const ca = this.#ca.text;
+    this.#ca ??= this.#readCaFile(s.caFile);
+    const ca = await this.#ca;
     if ((req.token ?? true) && (token === undefined || token === '')) {
       throw new ConfigError('no gateway token', {
         hint: 'set GW_TOKEN, or run `gw login` / `gw config set token --token-stdin`',
@@ -275,18 +274,19 @@ export class Context {
     return client;
   }
 
-  /** The PEM text of `--ca-file` / GW_CA_FILE; an unreadable file or one with no certificate is exit 2. */
-  #readCaFile(path: string | undefined): string | undefined {
+  /** The PEM text of `--ca-file` / GW_CA_FILE; an unreadable file, one too large or with no certificate is exit 2. */
+  async #readCaFile(path: string | undefined): Promise<string | undefined> {
     if (path === undefined) return undefined;
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (e) {
-      const why = (e as { code?: unknown }).code === 'ENOENT' ? 'no such file' : (e as Error).message;
-      throw new UsageError(`ca-file: cannot read ${path}: ${why}`, { field: 'ca-file' });
-    }
+    const { LOCAL_LIMITS, readLocalText } = await import('../core/local-file.js');
+    const flag = this.globals.caFile !== undefined ? '--ca-file' : 'GW_CA_FILE';
+    const text = await readLocalText(path, {
+      flag,
+      field: 'ca-file',
+      limit: LOCAL_LIMITS.document,
+      signal: this.signal,
+    });
     if (!text.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new UsageError(`ca-file: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, {
+      throw new UsageError(`${flag}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, {
         field: 'ca-file',
       });
     }

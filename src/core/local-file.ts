@@ -1,13 +1,16 @@
 /**
- * Local input files (`--image`, `--body`, masks, `--file`, standard input) are read with a size limit: a regular
- * file is stat'ed first and refused when larger than the limit, before a byte is read; anything else (a device
- * such as /dev/zero, a pipe) is read in chunks and refused as soon as it passes the limit. Reading is
- * asynchronous and stops at once on Ctrl-C, even on a pipe that never sends anything.
+ * The one bounded reader of local input: files named by flags (`--image`, `--body`, masks, `--file`,
+ * `--prompts`, `--ca-file`, `gw sim --config`, load reports) and standard input. Each kind has a size limit: a
+ * regular file is stat'ed first and refused when larger than the limit, before a byte is read; anything else (a
+ * device such as /dev/zero, a pipe) is read in chunks and refused as soon as it passes the limit. Reading is
+ * asynchronous and stops at once on Ctrl-C, even on a pipe that never sends anything. Every refusal is a
+ * UsageError (exit 2) naming the flag as typed and the limit.
  */
-import { constants } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { open, rm, stat } from 'node:fs/promises';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Readable } from 'node:stream';
 import { InterruptedError, UsageError } from './errors.js';
 import { fsError } from './fs-errors.js';
 
@@ -17,12 +20,17 @@ export const LOCAL_LIMITS = {
   image: 32 * 1024 * 1024,
   /** A whole request body (JSON, possibly with Base64 images inside). */
   body: 64 * 1024 * 1024,
-  /** A text input: a prompt, a list of texts, a token. */
+  /** A text input: a prompt, a list of texts or prompts (`--prompts`), a token. */
   text: 16 * 1024 * 1024,
+  /** A document read whole: `gw sim --config`, a `gw load` report, a `--ca-file` bundle. */
+  document: 32 * 1024 * 1024,
+  /** A batch read from standard input (`gw batch run -`), kept in the batch directory: on disk, not in memory. */
+  batch: 1024 * 1024 * 1024,
 } as const;
 
 /** `32 MiB` style sizes for limit messages. */
 export function mib(n: number): string {
+  if (n >= 1024 * 1024 * 1024) return `${Math.round((n / 1024 / 1024 / 1024) * 10) / 10} GiB`;
   return n >= 1024 * 1024 ? `${Math.round((n / 1024 / 1024) * 10) / 10} MiB` : `${n} bytes`;
 }
 
@@ -102,24 +110,93 @@ export async function readLocalFile(
   }
 }
 
-/** Reads a stream (standard input) as UTF-8 text of at most `limit` bytes; past it, a UsageError. */
-export async function readStreamText(
-  stream: Readable,
-  o: { what: string; field: string; limit: number },
+/** Reads a local file as UTF-8 text (readLocalFile). */
+export async function readLocalText(
+  path: string,
+  o: { flag: string; field: string; limit: number; signal?: AbortSignal | undefined },
 ): Promise<string> {
-  const parts: Buffer[] = [];
+  return (await readLocalFile(path, o)).toString('utf8');
+}
+
+/** What a stream read names in its errors: `what` (e.g. "standard input") and the flag or argument it fills. */
+interface StreamRead {
+  what: string;
+  field: string;
+  limit: number;
+  /** The longest line allowed (a JSONL input): /dev/zero is refused at this length, not at `limit`. */
+  maxLine?: number;
+  signal?: AbortSignal | undefined;
+}
+
+function streamTooLarge(o: StreamRead): UsageError {
+  return new UsageError(`${o.what} is larger than the limit of ${mib(o.limit)}`, {
+    field: o.field,
+    code: 'input_too_large',
+  });
+}
+
+/**
+ * A pass-through that counts bytes: past `limit` it fails with the limit's UsageError, and Ctrl-C (`signal`)
+ * ends it with an InterruptedError, even while its source sends nothing.
+ */
+function limited(o: StreamRead): Transform {
   let total = 0;
-  for await (const chunk of stream) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    total += b.length;
-    if (total > o.limit) {
-      stream.destroy();
-      throw new UsageError(`${o.what} is larger than the limit of ${mib(o.limit)}`, {
-        field: o.field,
-        code: 'input_too_large',
-      });
-    }
-    parts.push(b);
+  let lineStart = 0;
+  let lines = 1;
+  const lineTooLong = (): UsageError =>
+    new UsageError(`${o.what}: line ${lines} is longer than the limit of ${mib(o.maxLine ?? 0)}`, {
+      field: o.field,
+      code: 'input_too_large',
+    });
+  const t = new Transform({
+    transform(chunk: Buffer | string, _enc, done) {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      if (o.maxLine !== undefined) {
+        for (let at = b.indexOf(10); at !== -1; at = b.indexOf(10, at + 1)) {
+          if (total + at - lineStart > o.maxLine) return done(lineTooLong());
+          lineStart = total + at + 1;
+          lines++;
+        }
+        if (total + b.length - lineStart > o.maxLine) return done(lineTooLong());
+      }
+      total += b.length;
+      done(total > o.limit ? streamTooLarge(o) : null, b);
+    },
+  });
+  const stop = (): void => void t.destroy(new InterruptedError());
+  if (o.signal?.aborted === true) stop();
+  else o.signal?.addEventListener('abort', stop, { once: true });
+  t.once('close', () => o.signal?.removeEventListener('abort', stop));
+  return t;
+}
+
+/** Reads a stream (standard input) as UTF-8 text of at most `limit` bytes; past it, a UsageError. */
+export async function readStreamText(stream: Readable, o: StreamRead): Promise<string> {
+  const parts: Buffer[] = [];
+  const sink = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      parts.push(chunk);
+      done();
+    },
+  });
+  await pipeline(stream, limited(o), sink);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/**
+ * Copies a stream (standard input) into the file `path`, at most `limit` bytes. Past the limit, or on Ctrl-C,
+ * the partial file is removed and the limit's UsageError (or an InterruptedError) is thrown.
+ */
+export async function copyStreamToFile(
+  stream: Readable,
+  path: string,
+  o: StreamRead & { mode?: number },
+): Promise<void> {
+  try {
+    await pipeline(stream, limited(o), createWriteStream(path, { mode: o.mode ?? 0o600 }));
+  } catch (e) {
+    await rm(path, { force: true });
+    if (e instanceof UsageError || e instanceof InterruptedError) throw e;
+    throw fsError(e, { path, action: 'write' });
   }
-  return Buffer.concat(parts, total).toString('utf8');
 }

@@ -42,8 +42,11 @@ export function processIo(signal?: AbortSignal): Io {
   };
 }
 
-/** Reads all of standard input as UTF-8 text, at most 16 MiB (`gw chat < /dev/zero` is exit 2, not an OOM). */
-export async function readAll(stdin: Readable): Promise<string> {
+/**
+ * Reads all of standard input as UTF-8 text, at most 16 MiB (`gw chat < /dev/zero` is exit 2, not an OOM); Ctrl-C
+ * (`signal`) ends the read even while nothing arrives.
+ */
+export async function readAll(stdin: Readable, signal?: AbortSignal): Promise<string> {
   const { LOCAL_LIMITS, readStreamText } = await import('../core/local-file.js');
-  return readStreamText(stdin, { what: 'standard input', field: 'stdin', limit: LOCAL_LIMITS.text });
+  return readStreamText(stdin, { what: 'standard input', field: 'stdin', limit: LOCAL_LIMITS.text, signal });
 }

@@ -3,8 +3,9 @@ import { closeSync, constants, existsSync, openSync, rmSync, truncateSync, write
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { assertNoStackTrace, GW_BIN, isolatedDirs, runGw } from '../helpers/gw.js';
+import { assertNoStackTrace, GW_BIN, isolatedDirs, runBash, runGw } from '../helpers/gw.js';
 import { tempDir } from '../helpers/tmp.js';
 import { useSim } from '../helpers/sim.js';
 
@@ -50,6 +51,90 @@ describe('local inputs are read within a limit (exit 2, nothing sent)', () => {
       expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(msg);
       expect(r.stderr).not.toMatch(/Invalid string length|heap/);
+    }
+  });
+
+  it('/dev/zero as --prompts, --ca-file, sim --config, load reports and standard input: exit 2 naming the flag and limit', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ['load', '-m', 'chat-1', '--requests', '1', '--prompts', '/dev/zero'],
+        /--prompts: "\/dev\/zero" is larger than the limit; the limit is 64 MiB/,
+      ],
+      [
+        [
+          'load',
+          '-m',
+          'clip-1.1-t2v',
+          '--api',
+          'video',
+          '--requests',
+          '1',
+          '--budget',
+          '100CNY',
+          '--prompts',
+          '/dev/zero',
+        ],
+        /--prompts: "\/dev\/zero" is larger than the limit; the limit is 64 MiB/,
+      ],
+      [
+        ['--ca-file', '/dev/zero', 'models'],
+        /--ca-file: "\/dev\/zero" is larger than the limit; the limit is 32 MiB/,
+      ],
+      [
+        ['sim', '--config', '/dev/zero'],
+        /--config: "\/dev\/zero" is larger than the limit; the limit is 32 MiB/,
+      ],
+      [['load', 'compare', '/dev/zero', '/dev/zero'], /<base\.json>: "\/dev\/zero" is larger than the limit/],
+      [
+        ['load', 'merge', '/dev/zero'],
+        /run\.json: "\/dev\/zero" is larger than the limit; the limit is 64 MiB/,
+      ],
+    ];
+    for (const [argv, msg] of cases) {
+      const r = await runGw(argv, { env: ENV });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(msg);
+    }
+    const out = join(dir, 'zero-batch');
+    const stdin = [
+      ['batch', 'run', '-', '--out', out],
+      ['chat', '-m', 'chat-1', '-'],
+    ];
+    const msgs = [
+      /standard input \(gw batch run -\): line 1 is longer than the limit of 64 MiB/,
+      /standard input is larger than the limit of 16 MiB/,
+    ];
+    for (const [i, argv] of stdin.entries()) {
+      const r = await runBash(`gw ${argv.join(' ')} < /dev/zero`, { env: { ...isolatedDirs(), ...ENV } });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(msgs[i] as RegExp);
+    }
+    // The partial copy of standard input is not left behind; an ordinary one is read whole.
+    expect(existsSync(join(out, 'input.jsonl'))).toBe(false);
+    const line = {
+      custom_id: 'a',
+      method: 'POST',
+      url: '/v1/embeddings',
+      body: { model: 'embed-1', input: ['x'] },
+    };
+    const ok = await runGw(['batch', 'run', '-', '--out', out, '--dry-run'], {
+      env: ENV,
+      stdin: `${JSON.stringify(line)}\n`,
+    });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^\/v1\/embeddings\tembed-1\t1\t/m);
+  });
+
+  it('Ctrl-C while standard input sends nothing (batch run -, chat -): exit 130', async () => {
+    for (const argv of [
+      ['batch', 'run', '-', '--out', join(dir, 'silent-batch')],
+      ['chat', '-m', 'chat-1', '-'],
+    ]) {
+      const ac = new AbortController();
+      // A standard input that never sends: Ctrl-C comes as soon as gw starts waiting on it.
+      const stdin = new Readable({ read: () => ac.abort() });
+      const r = await runGw(argv, { env: ENV, stdin, signal: ac.signal });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(130);
     }
   });
 

@@ -170,7 +170,7 @@ describe('https through a CONNECT proxy, with an extra CA', () => {
       env: { ...NO_PROXY_ENV, ...sim.env },
     });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/^error: invalid_input: ca-file: cannot read \/nonexistent\/ca.pem/);
+    expect(r.stderr).toMatch(/^error: not_found: --ca-file: cannot read \/nonexistent\/ca.pem/);
     expect(sim.requests).toHaveLength(0);
   });
 });

@@ -16,7 +16,8 @@ export interface GwResult {
 /** Options of a run. */
 export interface RunOptions {
   env?: Record<string, string | undefined>;
-  stdin?: string;
+  /** Standard input: its text, or (in-process only) a stream of one's own. */
+  stdin?: string | Readable;
   /** Pretend stdout/stderr/stdin are terminals (in-process only). */
   tty?: boolean;
   signal?: AbortSignal;
@@ -42,7 +43,10 @@ export async function runGw(argv: string[], o: RunOptions = {}): Promise<GwResul
   let err = '';
   stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
   stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const stdin = Readable.from(o.stdin !== undefined ? [Buffer.from(o.stdin)] : []);
+  const stdin =
+    o.stdin instanceof Readable
+      ? o.stdin
+      : Readable.from(o.stdin !== undefined ? [Buffer.from(o.stdin)] : []);
   if (o.tty) {
     // Enough of tty.WriteStream for ora and the progress bar to draw.
     const ttyLike = {
@@ -122,7 +126,8 @@ export function spawnGw(
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     collect(child).then(resolvePromise, reject);
-    if (o.stdin !== undefined) child.stdin.end(o.stdin);
+    if (o.stdin instanceof Readable) o.stdin.pipe(child.stdin);
+    else if (o.stdin !== undefined) child.stdin.end(o.stdin);
     else child.stdin.end();
     o.onSpawn?.(child);
   });

@@ -13,7 +13,7 @@ export const ENV_OF: Partial<Record<string, string>> = {
 /** Reads a token from stdin (`--token-stdin`) or, on a TTY, from a hidden prompt. */
 export async function readToken(ctx: Context, fromStdin: boolean): Promise<string> {
   let token: string;
-  if (fromStdin) token = (await readAll(ctx.io.stdin)).trim();
+  if (fromStdin) token = (await readAll(ctx.io.stdin, ctx.signal)).trim();
   else if (ctx.interactive) {
     const { password } = await ctx.prompts();
     token = (

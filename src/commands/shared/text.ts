@@ -33,7 +33,7 @@ export async function readPrompt(ctx: Context, args: readonly string[]): Promise
   const explicitStdin = words.length !== args.length;
   let prompt = words.join(' ');
   if (explicitStdin || (words.length === 0 ? ctx.io.stdin.isTTY !== true : stdinIsPiped(ctx))) {
-    const piped = (await readAll(ctx.io.stdin)).replace(/\r?\n$/, '');
+    const piped = (await readAll(ctx.io.stdin, ctx.signal)).replace(/\r?\n$/, '');
     prompt = prompt.length > 0 && piped.length > 0 ? `${prompt}\n${piped}` : prompt || piped;
   }
   if (prompt.trim().length === 0) {
@@ -54,11 +54,14 @@ export async function readLines(
   if (args.length > 0) return [...args];
   let text = '';
   if (file !== undefined) {
-    const { LOCAL_LIMITS, readLocalFile } = await import('../../core/local-file.js');
-    text = (
-      await readLocalFile(file, { flag: 'file', field: 'file', limit: LOCAL_LIMITS.text, signal: ctx.signal })
-    ).toString('utf8');
-  } else if (ctx.io.stdin.isTTY !== true) text = await readAll(ctx.io.stdin);
+    const { LOCAL_LIMITS, readLocalText } = await import('../../core/local-file.js');
+    text = await readLocalText(file, {
+      flag: '--file',
+      field: 'file',
+      limit: LOCAL_LIMITS.text,
+      signal: ctx.signal,
+    });
+  } else if (ctx.io.stdin.isTTY !== true) text = await readAll(ctx.io.stdin, ctx.signal);
   const lines = text.split(/\r?\n/).filter((l) => l.trim().length > 0);
   if (lines.length === 0) {
     throw new UsageError(

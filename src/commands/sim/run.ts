@@ -5,16 +5,15 @@ import type { simFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
 
 /** Reads and checks `--config` (exit 2 naming the file and the field on any problem). */
-async function readSimConfig(path: string): Promise<SimConfigInput> {
-  const { readFileSync } = await import('node:fs');
-  const { fsError } = await import('../../core/fs-errors.js');
+async function readSimConfig(path: string, signal: AbortSignal): Promise<SimConfigInput> {
+  const { LOCAL_LIMITS, readLocalText } = await import('../../core/local-file.js');
   const { asSimConfigInput, simConfigProblems } = await import('../../sim/config-check.js');
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw fsError(e, { path, action: 'read the simulator config', usage: true, field: '--config' });
-  }
+  const text = await readLocalText(path, {
+    flag: '--config',
+    field: '--config',
+    limit: LOCAL_LIMITS.document,
+    signal,
+  });
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -72,7 +71,7 @@ export function banner(
 export default async function run(ctx: Context, opts: Flags<typeof simFlags>): Promise<number> {
   const port = opts.port;
   const { startSim } = await import('../../sim/server.js');
-  const input = opts.config !== undefined ? await readSimConfig(opts.config) : {};
+  const input = opts.config !== undefined ? await readSimConfig(opts.config, ctx.signal) : {};
   // Flags win over the config file, which wins over the defaults.
   const host = opts.host ?? input.host ?? '127.0.0.1';
   const sim = await startSim({ ...input, host, port: port ?? input.port ?? 8787 }).catch(

@@ -8,10 +8,13 @@ import type { taskCreateFlags } from './create.js';
 import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../shared/job-output.js';
 
 async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
-  const { LOCAL_LIMITS, readLocalFile } = await import('../../../core/local-file.js');
-  const text = (
-    await readLocalFile(path, { flag: 'body', field: 'body', limit: LOCAL_LIMITS.body, signal })
-  ).toString('utf8');
+  const { LOCAL_LIMITS, readLocalText } = await import('../../../core/local-file.js');
+  const text = await readLocalText(path, {
+    flag: '--body',
+    field: '--body',
+    limit: LOCAL_LIMITS.body,
+    signal,
+  });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
