@@ -214,7 +214,17 @@ export class Context {
       baseUrl = normalizeBaseUrl(given);
     } catch (e) {
       if (!(e instanceof BaseUrlError)) throw e;
-      // A wrong scheme (ftp://, a missing https://) is a wrong value given; an unparseable one a broken setting.
+      // A wrong scheme (ftp://, a missing https://) is a wrong value given; an unparseable one a broken setting;
+      // credentials in the URL are refused wherever they come from: a wrong value given as a flag, a setting to
+      // fix when they come from GW_BASE_URL or the profile.
+      const setting = e.reason === 'userinfo' && req.baseUrl === undefined && s.sources.baseUrl !== 'flag';
+      if (setting) {
+        const hint =
+          s.sources.baseUrl === 'env'
+            ? 'set GW_BASE_URL to the address alone'
+            : 'set it again without them: gw config set baseUrl <url>';
+        throw new ConfigError(`base URL ${e.message}`, { hint });
+      }
       if (e.reason === 'not_url') throw new ConfigError(`base URL ${e.message}`);
       throw new UsageError(`base URL ${e.message}`, { field: 'base-url' });
     }

@@ -4,7 +4,16 @@
  * backoff; the probe loop never waits for them (except the final flush, bounded). A payload carries the check,
  * model, status, error code and the gateway's address: never the token, never a request or response body.
  */
+import { maskUserinfo } from '../client/base-url.js';
 import type { ProbeReport } from './runner.js';
+
+/**
+ * Text for Slack's `text` field, escaped by Slack's rules (`&`, `<`, `>` as HTML entities): gateway text such as
+ * `<!channel>` or `<https://evil|click>` then shows as written instead of pinging a channel or making a link.
+ */
+export function slackText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
 
 /** One webhook payload (Slack's incoming webhooks read `text`; other receivers read the fields). */
 export interface AlertPayload {
@@ -40,7 +49,7 @@ const defaultDeliver: Deliver = async (url, body, signal) => {
 export interface AlerterOptions {
   url: string;
   after: number;
-  /** The gateway's address as shown (credentials removed). */
+  /** The gateway's address as shown (a base URL never holds credentials: normalizeBaseUrl refuses them). */
   gateway: string;
   /** Removes secrets from text (the token, should a gateway echo it). */
   redact(text: string): string;
@@ -52,18 +61,6 @@ export interface AlerterOptions {
   attempts?: number;
   /** Time limit of one attempt, ms (default 10 s). */
   attemptTimeoutMs?: number;
-}
-
-/** A URL without user:password@ (never sent anywhere, never shown). */
-export function publicAddress(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url;
-  }
 }
 
 /** Tracks consecutive failures per check and model and sends alerts and recoveries. */
@@ -95,8 +92,10 @@ export class Alerter {
           this.#alerted.add(key);
           const error = c.error?.code;
           out.push({
-            text: this.o.redact(
-              `:red_circle: gw probe: ${who} failed ${n} time${n === 1 ? '' : 's'} in a row on ${this.o.gateway}: ${c.detail}`,
+            text: slackText(
+              this.o.redact(
+                `:red_circle: gw probe: ${who} failed ${n} time${n === 1 ? '' : 's'} in a row on ${this.o.gateway}: ${c.detail}`,
+              ),
             ),
             event: 'alert',
             check,
@@ -114,8 +113,10 @@ export class Alerter {
         this.#streak.delete(key);
         if (this.#alerted.delete(key)) {
           out.push({
-            text: this.o.redact(
-              `:large_green_circle: gw probe: ${who} recovered on ${this.o.gateway} after ${n} failed runs`,
+            text: slackText(
+              this.o.redact(
+                `:large_green_circle: gw probe: ${who} recovered on ${this.o.gateway} after ${n} failed runs`,
+              ),
             ),
             event: 'recovery',
             check,
@@ -167,7 +168,8 @@ export class Alerter {
         // A 4xx other than 408/429 will not change with a retry.
         if (status >= 400 && status < 500 && status !== 408 && status !== 429) break;
       } catch (e) {
-        last = (e as Error).message;
+        // fetch names a URL it refuses, credentials and all.
+        last = maskUserinfo((e as Error).message);
       }
     }
     this.dropped++;

@@ -3,7 +3,7 @@
  * watch loop until the signal. It prints nothing itself: notes, warnings and each run go to the caller's sinks.
  * Loaded only with `--every`.
  */
-import { Alerter, publicAddress } from './alerts.js';
+import { Alerter } from './alerts.js';
 import { ProbeMetrics, serveMetrics, writeMetricsFile } from './metrics.js';
 import type { ProbeReport } from './runner.js';
 import { watch } from './watch.js';
@@ -54,7 +54,7 @@ export async function runWatch(o: WatchRun): Promise<WatchEnd> {
       ? new Alerter({
           url: w.webhook,
           after: w.alertAfter,
-          gateway: publicAddress(o.gateway),
+          gateway: o.gateway,
           redact: (t) => o.redact(t),
           warn: (t) => o.warn(t),
         })

@@ -78,18 +78,27 @@ export class Output {
   stream(text: string): void {
     if (text.length === 0) return;
     this.#pending += text;
-    this.#flushAt ??= setImmediate(() => this.flush());
+    this.#flushAt ??= setImmediate(() => this.#drain(false));
   }
 
-  /** Writes what stream() holds now (every other output calls it first, so order is kept). */
+  /** Writes all that stream() holds (every other output calls it first, so order is kept; so does the end). */
   flush(): void {
+    this.#drain(true);
+  }
+
+  /**
+   * Writes what stream() holds, except (unless `all`) an end that could begin a secret: the next delta decides,
+   * so a token split across two deltas is masked whole (Redactor#heldBack).
+   */
+  #drain(all: boolean): void {
     if (this.#flushAt !== undefined) {
       clearImmediate(this.#flushAt);
       this.#flushAt = undefined;
     }
-    if (this.#pending.length === 0) return;
-    const text = this.#pending;
-    this.#pending = '';
+    const keep = all ? 0 : this.redactor.heldBack(this.#pending);
+    const text = this.#pending.slice(0, this.#pending.length - keep);
+    this.#pending = this.#pending.slice(text.length);
+    if (text.length === 0) return;
     const shown = this.io.stdout.isTTY === true ? this.#safe(text, this.opts.json) : text;
     this.io.stdout.write(this.redactor.redact(shown));
   }

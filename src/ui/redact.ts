@@ -1,6 +1,7 @@
 /**
  * Token redaction. A token is shown only as `sk-…last4` (CLI.md), and any known secret is masked in
- * every string that leaves the process (stdout, stderr, journal, --verbose lines).
+ * every string that leaves the process (stdout, stderr, journal, --verbose lines), also when it arrives split
+ * across the pieces of a stream (heldBack).
  */
 
 /** The redacted form of a token: its prefix up to the first dash (if short) and its last four characters. */
@@ -44,6 +45,24 @@ export class Redactor {
 
   /** The mask of each registered form (an escaped form is shown as its secret's mask). */
   readonly #masks = new Map<string, string>();
+
+  /**
+   * How many characters at the end of `text` could be the beginning of a secret (of any of its forms): text that
+   * arrives in pieces (a stream's deltas) keeps them back until the next piece shows whether the secret follows, so
+   * a token split across two pieces is masked like a whole one.
+   */
+  heldBack(text: string): number {
+    let held = 0;
+    for (const s of this.#sorted) {
+      for (let k = Math.min(s.length - 1, text.length); k > held; k--) {
+        if (text.endsWith(s.slice(0, k))) {
+          held = k;
+          break;
+        }
+      }
+    }
+    return held;
+  }
 
   /** Replaces every registered secret in `text` by its redacted form. */
   redact(text: string): string {

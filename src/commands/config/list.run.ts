@@ -1,3 +1,4 @@
+import { maskUserinfo } from '../../client/base-url.js';
 import { redactToken } from '../../ui/redact.js';
 import type { Context } from '../../cli/context.js';
 
@@ -7,7 +8,7 @@ export default async function list(ctx: Context): Promise<void> {
   const rows = Object.entries(store.profiles).map(([name, p]) => ({
     profile: name,
     current: name === store.current,
-    baseUrl: p.baseUrl,
+    baseUrl: p.baseUrl !== undefined ? maskUserinfo(p.baseUrl) : undefined,
     token: p.token !== undefined ? redactToken(p.token) : undefined,
     timeout: p.timeout,
     probe: p.probe,

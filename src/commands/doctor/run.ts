@@ -7,6 +7,7 @@ import { redactToken } from '../../ui/redact.js';
 import type { Context, Settings } from '../../cli/context.js';
 import type { doctorFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
+import { maskUserinfo } from '../../client/base-url.js';
 
 /** The result of one check. */
 export interface DoctorCheck {
@@ -30,17 +31,6 @@ function nodeOk(version: string): boolean {
     if (a !== b) return a > b;
   }
   return true;
-}
-
-/** A proxy URL without its password. */
-function safeProxy(value: string): string {
-  try {
-    const u = new URL(value);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return value;
-  }
 }
 
 function writable(dir: string): boolean {
@@ -118,7 +108,7 @@ async function gatewayChecks(ctx: Context, s: Settings): Promise<DoctorCheck[]> 
       // The gateway answered: reachable; the answer says what is wrong with the token.
       const auth = status === 401 || status === 403;
       return [
-        { name: 'gateway', status: 'ok', detail: `${s.baseUrl} answered HTTP ${status}` },
+        { name: 'gateway', status: 'ok', detail: `${maskUserinfo(s.baseUrl)} answered HTTP ${status}` },
         {
           name: 'token',
           status: 'fail',
@@ -132,7 +122,7 @@ async function gatewayChecks(ctx: Context, s: Settings): Promise<DoctorCheck[]> 
       {
         name: 'gateway',
         status: 'fail',
-        detail: `${s.baseUrl} cannot be reached: ${msg}`,
+        detail: `${maskUserinfo(s.baseUrl)} cannot be reached: ${msg}`,
         exit: exit === ExitCode.config || exit === ExitCode.usage ? exit : ExitCode.failure,
       },
     ];
@@ -228,7 +218,7 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
     checks.push(...net.filter((c) => !(c.name === 'token' && s.token === undefined)));
   }
   const proxy = Object.fromEntries(
-    PROXY_VARS.filter((k) => (env[k] ?? '') !== '').map((k) => [k, safeProxy(env[k] as string)]),
+    PROXY_VARS.filter((k) => (env[k] ?? '') !== '').map((k) => [k, maskUserinfo(env[k] as string)]),
   );
   const defaults = Object.fromEntries(
     DEFAULT_MODEL_KINDS.map((k) => [k, s?.profile.defaults?.[k]]).filter(([, v]) => v !== undefined),
@@ -239,7 +229,10 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
       ? undefined
       : {
           profile: { value: s.profileName, source: s.sources.profile },
-          baseUrl: { value: s.baseUrl ?? null, source: s.sources.baseUrl },
+          baseUrl: {
+            value: s.baseUrl !== undefined ? maskUserinfo(s.baseUrl) : null,
+            source: s.sources.baseUrl,
+          },
           token: {
             value: s.token !== undefined ? redactToken(s.token) : null,
             source: s.sources.token,

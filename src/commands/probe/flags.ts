@@ -161,10 +161,19 @@ const fields = {
     flag: '--metrics-port <port>',
     help: 'with --every: serve Prometheus metrics on /metrics (0: a free port)',
   }),
-  metricsHost: flag(z.string().optional(), {
-    flag: '--metrics-host <host>',
-    help: 'address of the metrics server (default 127.0.0.1)',
-  }),
+  // Node listens on every interface for an empty host: 0.0.0.0 must be asked for by name.
+  metricsHost: flag(
+    z
+      .string()
+      .refine((h) => h.trim() !== '', {
+        error: 'must not be empty (127.0.0.1 by default; 0.0.0.0 for every interface)',
+      })
+      .optional(),
+    {
+      flag: '--metrics-host <host>',
+      help: 'address of the metrics server (default 127.0.0.1)',
+    },
+  ),
   metricsFile: flag(z.string().optional(), {
     flag: '--metrics-file <path>',
     help: 'with --every: write the metrics atomically after each run',

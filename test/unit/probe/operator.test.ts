@@ -2,7 +2,7 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelKindOf } from '../../../src/contract/model-kinds.js';
-import { Alerter, publicAddress, type AlertPayload } from '../../../src/probe/alerts.js';
+import { Alerter, type AlertPayload } from '../../../src/probe/alerts.js';
 import { classify, globToRegExp, planRows, type AllModelsOptions } from '../../../src/probe/all-models.js';
 import { parseBudgets } from '../../../src/core/budget.js';
 import { BudgetLedger } from '../../../src/probe/budget.js';
@@ -203,7 +203,7 @@ describe('alerts', () => {
     const a = new Alerter({
       url: 'https://hooks.example/x',
       after: 2,
-      gateway: publicAddress('https://user:pw@gw.example/'),
+      gateway: 'https://gw.example',
       redact: (t) => t.replaceAll('sk-secret', 'sk-…'),
       warn: () => {},
       backoffMs: 1,
