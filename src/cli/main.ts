@@ -108,6 +108,16 @@ function checkHelpTarget(argv: readonly string[]): void {
 }
 
 /**
+ * `gw help video create` as `gw video create --help`: commander's help command takes one name, so it printed the
+ * group's help (`gw video`) for a verb.
+ */
+function helpAsFlag(argv: readonly string[]): readonly string[] {
+  const at = argv.findIndex((a, i) => !a.startsWith('-') && !VALUE_GLOBALS.has(argv[i - 1] ?? ''));
+  if (at === -1 || argv[at] !== 'help' || argv.length === at + 1) return argv;
+  return [...argv.slice(0, at), ...argv.slice(at + 1), '--help'];
+}
+
+/**
  * Runs gw with `argv` (without node and script) and returns the exit code. Never calls process.exit:
  * bin/gw.js sets process.exitCode so stdout is always flushed. Every error is caught here, once.
  */
@@ -165,9 +175,10 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   const held = wantsJson(argv) ? ([] as string[]) : undefined;
   try {
     checkHelpTarget(argv);
-    const program = await buildProgram(argv, rt);
+    const words = helpAsFlag(argv);
+    const program = await buildProgram(words, rt);
     applyIo(program, io, held);
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...words], { from: 'user' });
     return exitOf(exitCode);
   } catch (e) {
     return exitOf(await renderError(e, io, ctx, argv, held));

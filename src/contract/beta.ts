@@ -560,14 +560,13 @@ export const betaTaskListSchema = z.looseObject({
 });
 export type BetaTaskList = z.infer<typeof betaTaskListSchema>;
 
-/** What `--dry-run` reports besides the body: the SKU (or candidates), the 4k size, and readable lines. */
+/** What `--dry-run` reports besides the body: the SKU (or candidates) and the 4k size. */
 export interface BetaQuote {
   sku: BetaSkuQuote | null;
   candidates: BetaSkuQuote[];
   unit: 'USD per million tokens';
   /** §2.2 output size when `resolution` is 4k and the ratio is fixed. */
   size?: string;
-  lines: string[];
 }
 
 /** §2.2/§2.3: the SKU and price a create body would bill under, for `--dry-run`. */
@@ -579,26 +578,26 @@ export function quoteBetaTask(body: Record<string, unknown>): BetaQuote {
     body.resolution === '4k' && ratio !== undefined
       ? BETA_4K_SIZES[ratio as keyof typeof BETA_4K_SIZES]
       : undefined;
+  return { sku: one, candidates, unit: 'USD per million tokens', ...(size !== undefined ? { size } : {}) };
+}
+
+/** A quote as readable lines: the SKU (or the candidates), its price, the filter-off billing rule, the 4k size. */
+export function betaQuoteLines(q: BetaQuote): string[] {
   const price = (p: number): string => `${p.toFixed(1)} USD per million tokens`;
   const lines: string[] = [];
+  const one = q.sku;
   if (one !== null) {
     lines.push(`sku: ${one.sku}`);
     lines.push(`price: ${price(one.price)} (${one.reference === 'video' ? 'has a' : 'no'} video reference)`);
     if (isFilterOff(one.model)) {
       lines.push(`billing: reuses the price of its normal counterpart; logs keep ${one.model}`);
     }
-  } else if (candidates.length > 0) {
+  } else if (q.candidates.length > 0) {
     lines.push(
       'sku: depends on the resolution the service picks (no resolution given; its default is not documented):',
     );
-    for (const q of candidates) lines.push(`  ${q.sku}  ${price(q.price)}`);
+    for (const c of q.candidates) lines.push(`  ${c.sku}  ${price(c.price)}`);
   } else lines.push(`sku: unknown (the model is not one of the documented models)`);
-  if (size !== undefined) lines.push(`size: ${size}, 10-bit H.265`);
-  return {
-    sku: one,
-    candidates,
-    unit: 'USD per million tokens',
-    ...(size !== undefined ? { size } : {}),
-    lines,
-  };
+  if (q.size !== undefined) lines.push(`size: ${q.size}, 10-bit H.265`);
+  return lines;
 }

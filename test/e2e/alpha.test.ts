@@ -263,22 +263,22 @@ describe('gw alpha i2v against gw sim', () => {
   it('--dry-run prints the body with Base64 abbreviated and sends nothing (no token needed)', async () => {
     const sim = await useSim();
     const f = files();
-    const r = await runGw(
-      [
-        'alpha',
-        'i2v',
-        '--dry-run',
-        '--image',
-        f.png!,
-        '--dynamic-mask',
-        `${f.mask}:1,2;3,4`,
-        '--prompt',
-        'p',
-      ],
-      { env: {} },
-    );
+    const argv = [
+      'alpha',
+      'i2v',
+      '--dry-run',
+      '--image',
+      f.png!,
+      '--dynamic-mask',
+      `${f.mask}:1,2;3,4`,
+      '--prompt',
+      'p',
+    ];
+    const r = await runGw(argv, { env: {} });
     expect(r.exitCode).toBe(0);
-    const printed = JSON.parse(r.stdout);
+    expect(r.stdout.split('\n')[0]).toBe('POST /alpha/v1/videos/image2video');
+    const json = await runGw([...argv, '--json'], { env: {} });
+    const printed = (JSON.parse(json.stdout) as { body: unknown }).body;
     expect(printed).toEqual({
       image: expect.stringMatching(/^<base64 PNG 640x360, \d+\.\d KiB>$/) as string,
       prompt: 'p',
@@ -292,9 +292,8 @@ describe('gw alpha i2v against gw sim', () => {
         },
       ],
     });
-    expect(r.stderr).toContain(
-      'dry run: POST /alpha/v1/videos/image2video as application/json; nothing was sent',
-    );
+    expect(r.stderr).toContain('the body would be sent as application/json');
+    expect(r.stderr).toContain('dry run: nothing was sent');
     expect(sim.requests).toHaveLength(0);
   });
 

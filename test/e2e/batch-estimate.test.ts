@@ -43,14 +43,14 @@ describe('the create commands and gw batch price a request with one estimator', 
     expect(one.exitCode).toBe(0);
     const single = JSON.parse(one.stdout) as {
       body: Record<string, unknown>;
-      list_price: { amount: number };
+      price: { amount: number };
     };
-    expect(single.list_price.amount).toBe(amount);
+    expect(single.price.amount).toBe(amount);
     const batch = await batchDryRun('/v1/videos', single.body);
     expect(batch.estimated_total).toEqual({ CNY: amount });
     // The human line says the same figure.
     const human = await runGw(['video', 'create', 'a fox', '-m', 'clip-1.1-t2v', ...flags, '--dry-run']);
-    expect(human.stdout).toContain(`list price: CNY ${amount.toFixed(2)} (`);
+    expect(human.stdout).toContain(`price: CNY ${amount.toFixed(2)} (`);
   });
 
   it('gw video create --dry-run without --seconds: a price per second only, unpriced in a batch', async () => {
@@ -66,7 +66,7 @@ describe('the create commands and gw batch price a request with one estimator', 
     ]);
     expect(one.exitCode).toBe(0);
     expect(one.stdout).toContain(
-      "list price: CNY 0.90/s at 720p (seconds not given: the gateway's default length",
+      "price: not known in advance: seconds not given: the gateway's default length applies (CNY 0.90/s)",
     );
     const batch = await batchDryRun('/v1/videos', {
       model: 'clip-1.1-t2v',
@@ -90,25 +90,24 @@ describe('the create commands and gw batch price a request with one estimator', 
       '--json',
     ]);
     expect(one.exitCode).toBe(0);
-    const single = JSON.parse(one.stdout) as { body: Record<string, unknown>; sku: { price: number } };
-    expect(single.sku).toMatchObject({ sku: 'gamma-video-2-0-fast-novideo', price: 5.6 });
+    const single = JSON.parse(one.stdout) as {
+      body: Record<string, unknown>;
+      price: { beta: { sku: { price: number } } };
+    };
+    expect(single.price.beta.sku).toMatchObject({ sku: 'gamma-video-2-0-fast-novideo', price: 5.6 });
     const batch = await batchDryRun('/beta/api/v3/contents/generations/tasks', single.body);
     expect(batch).toMatchObject({ estimated_total: {}, unpriced: 1 });
   });
 
   it('gw alpha i2v --dry-run says no list price is published, as a batch counts it unpriced', async () => {
-    const one = await runGw([
-      'alpha',
-      'i2v',
-      '--image',
-      'https://example.com/a.jpg',
-      '--prompt',
-      'run',
-      '--dry-run',
-    ]);
+    const argv = ['alpha', 'i2v', '--image', 'https://example.com/a.jpg', '--prompt', 'run', '--dry-run'];
+    const one = await runGw(argv);
     expect(one.exitCode).toBe(0);
-    expect(one.stderr).toContain('no list price is published for image-to-video (alpha) tasks');
-    const body = JSON.parse(one.stdout) as Record<string, unknown>;
+    expect(one.stdout).toContain(
+      'price: not known in advance: no list price is published for image-to-video',
+    );
+    const single = await runGw([...argv, '--json']);
+    const { body } = JSON.parse(single.stdout) as { body: Record<string, unknown> };
     const batch = await batchDryRun('/alpha/v1/videos/image2video', body);
     expect(batch).toMatchObject({ estimated_total: {}, unpriced: 1 });
   });

@@ -317,9 +317,11 @@ describe('gw video create', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('"seconds": 5');
     expect(r.stdout).toContain('CNY 6.00');
-    expect(r.stdout).toContain(
+    // Notes go to stderr: stdout holds the request, the body and the price.
+    expect(r.stderr).toContain(
       '1080p is the clip-1.1 default resolution; pass --resolution 720p for the lower price',
     );
+    expect(r.stderr).toContain('dry run: nothing was sent');
     const cheap = await runGw(
       [
         '--json',
@@ -339,10 +341,12 @@ describe('gw video create', () => {
       },
     );
     expect(JSON.parse(cheap.stdout)).toMatchObject({
+      method: 'POST',
+      path: '/v1/videos',
       body: { resolution: '720p' },
-      list_price: { amount: 4.5, currency: 'CNY' },
-      notes: [],
+      price: { priced: true, amount: 4.5, currency: 'CNY' },
     });
+    expect(cheap.stderr).toBe('');
     expect(sim.requests).toHaveLength(0);
   });
 

@@ -25,12 +25,9 @@ export default async function run(ctx: Context, opts: Flags<typeof i2vFlags>): P
   for (const w of alphaWarnings(body)) ctx.out.warn(w);
   const encoding = opts.multipart === true ? 'multipart/form-data' : 'application/json';
   if (opts.dryRun === true) {
-    // The one estimator gw batch also uses: no list price is published for alpha tasks.
-    const { estimateRequest } = await import('../../contract/estimate.js');
-    const est = estimateRequest(ALPHA_IMAGE2VIDEO_PATH, body);
-    ctx.out.note(`dry run: POST ${ALPHA_IMAGE2VIDEO_PATH} as ${encoding}; nothing was sent`);
-    if (!est.priced) ctx.out.note(est.reason);
-    ctx.out.json(abbreviateBody(body));
+    const { printDryRun } = await import('../shared/dry-run.js');
+    const notes = (): string[] => [`the body would be sent as ${encoding}`];
+    await printDryRun(ctx, { path: ALPHA_IMAGE2VIDEO_PATH, body, shown: abbreviateBody(body), notes });
     return;
   }
   const client = await ctx.client({ validate: false });

@@ -1,10 +1,20 @@
 /**
- * What every "create, wait, download" chain shares, so each step has one shape whatever the command: the
- * `download` object of `--json` documents, the check of a `--download` target before anything is billed, and the
- * shell-quoted resume command.
+ * What every "create, wait, download" chain shares, so each step has one shape whatever the command: the outcome
+ * of a wait, the `download` object of `--json` documents, the check of a `--download` target before anything is
+ * billed, and the shell-quoted resume command.
  */
+import type { Context } from '../../cli/context.js';
 import type { DownloadResult } from '../../core/download.js';
 import { UsageError } from '../../core/errors.js';
+
+/**
+ * The outcome of one id of a wait, the same for every family (gw video wait, gw beta task wait, gw beta asset
+ * wait): a `<id> <final state>` line on stderr (on a terminal the spinner or live table ends on it instead).
+ * Nothing goes to stdout; with --json each command prints the final record(s) as one document there.
+ */
+export function printWaitOutcome(ctx: Context, id: string, state: string): void {
+  if (!ctx.progress.enabled) ctx.out.note(`${id} ${state}`);
+}
 
 /** The `download` object of every `--json` document: path, bytes, resumed, and sha256 when it was asked for. */
 export interface DownloadJson {

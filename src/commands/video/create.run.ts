@@ -1,7 +1,7 @@
-import type { estimateRequest } from '../../contract/estimate.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { createFlags } from './create.js';
+import { printDryRun } from '../shared/dry-run.js';
 import { checkCreateDownloadTarget } from '../shared/job-output.js';
 import { waitAndDownloadVideo } from './wait.run.js';
 
@@ -28,45 +28,18 @@ async function buildBody(
   return body;
 }
 
+/** `--dry-run`: the shared shape, with a note when clip-1.1's default resolution set the price. */
 async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
-  // The one estimator gw batch also uses (--dry-run, --budget).
-  const { estimateRequest } = await import('../../contract/estimate.js');
-  const price = estimateRequest('/v1/videos', body).video;
-  const notes: string[] = [];
-  if (price?.resolutionDefaulted === true) {
-    notes.push(
-      '1080p is the clip-1.1 default resolution; pass --resolution 720p for the lower price (CNY 0.90/s)',
-    );
-  }
-  await ctx.out.result({ method: 'POST', path: '/v1/videos', body, list_price: price ?? null, notes }, () =>
-    dryRunText(ctx, body, price, notes),
-  );
-}
-
-function dryRunText(
-  ctx: Context,
-  body: Record<string, unknown>,
-  price: ReturnType<typeof estimateRequest>['video'],
-  notes: readonly string[],
-): void {
-  const model = String(body.model);
-  ctx.out.line('POST /v1/videos');
-  ctx.out.line(JSON.stringify(body, null, 2));
-  if (price === undefined) {
-    ctx.out.line(
-      `list price: not given by the contract for ${model} (list prices are published for clip-1.1 only)`,
-    );
-  } else if (price.amount === undefined) {
-    ctx.out.line(
-      `list price: CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution} (seconds not given: the gateway's default length applies)`,
-    );
-  } else {
-    ctx.out.line(
-      `list price: CNY ${price.amount.toFixed(2)} (${price.seconds} s × CNY ${price.perSecond.toFixed(2)}/s at ${price.resolution}, clip-1.1 domestic list price)`,
-    );
-  }
-  for (const n of notes) ctx.out.line(n);
-  ctx.out.line('dry run: nothing was sent');
+  await printDryRun(ctx, {
+    path: '/v1/videos',
+    body,
+    notes: (price) =>
+      price.video?.resolutionDefaulted === true
+        ? [
+            '1080p is the clip-1.1 default resolution; pass --resolution 720p for the lower price (CNY 0.90/s)',
+          ]
+        : [],
+  });
 }
 
 /** Creates the video (or prints the dry run); with --wait/--download follows it. */

@@ -3,7 +3,7 @@ import { GatewayError } from '../../client/errors.js';
 import type { VideoRecord } from '../../contract/video.js';
 import { formatDuration } from '../../core/duration.js';
 import { InterruptedError, TaskFailedError, TimeoutError, UsageError } from '../../core/errors.js';
-import { downloadJson } from '../shared/job-output.js';
+import { downloadJson, printWaitOutcome } from '../shared/job-output.js';
 import type { Context } from '../../cli/context.js';
 import { resumeCommand } from './shared.js';
 import { isTimeout, isInterrupted } from '../../core/error-map.js';
@@ -179,7 +179,7 @@ export default async function run(ctx: Context, opts: Flags<typeof waitFlags>, i
           records.push(r.data);
         },
       });
-      if (!ctx.progress.enabled) ctx.out.note(`${id} ${res.data.status}`);
+      printWaitOutcome(ctx, id, res.data.status);
     } catch (e) {
       // A video that ended failed/cancelled does not stop the others; a timeout or Ctrl-C does (its hint
       // names the ids still open).

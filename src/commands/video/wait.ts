@@ -33,7 +33,8 @@ export const waitVerb = defineVerb<typeof waitFlags, [string[]]>({
   notes: `Polls GET /v1/videos/{id} with exponential backoff and jitter, honouring Retry-After. queued, in_progress and
 processing keep it waiting; Ctrl-C exits 130 and prints the command that resumes the wait.
 
-Several ids are followed together, one after the other; --timeout bounds the whole wait.
+Several ids are followed together, one after the other; --timeout bounds the whole wait. Prints nothing on stdout
+and "<video_id> <final status>" per id on stderr (a spinner on a terminal), as every wait does.
 
 --json prints the final record exactly as the gateway sent it (also when it ended failed/cancelled), e.g.
   {"video_id": "video_…", "status": "completed", "url": "https://…", "expires_at": 1767312000, …}

@@ -14,6 +14,7 @@ import {
   nonPublicAddressReason,
   normalizeAssetUrl,
   normalizeBetaModel,
+  betaQuoteLines,
   quoteBetaTask,
   renameCallbackUrl,
   skuCandidates,
@@ -489,7 +490,7 @@ describe('quoteBetaTask (--dry-run)', () => {
     });
     expect(q.sku?.sku).toBe('gamma-video-2-0-4k-video');
     expect(q.size).toBe('2160x3840');
-    expect(q.lines).toEqual([
+    expect(betaQuoteLines(q)).toEqual([
       'sku: gamma-video-2-0-4k-video',
       'price: 2.4 USD per million tokens (has a video reference)',
       'billing: reuses the price of its normal counterpart; logs keep gamma-video-2-0-filter-off',
@@ -497,8 +498,8 @@ describe('quoteBetaTask (--dry-run)', () => {
     ]);
   });
   it('lists the candidates when the resolution is open, and says when the model is unknown', () => {
-    expect(quoteBetaTask({ model: 'gamma-video-2-0', content: [text()] }).lines).toHaveLength(4);
-    expect(quoteBetaTask({ model: 'gv2' }).lines).toEqual([
+    expect(betaQuoteLines(quoteBetaTask({ model: 'gamma-video-2-0', content: [text()] }))).toHaveLength(4);
+    expect(betaQuoteLines(quoteBetaTask({ model: 'gv2' }))).toEqual([
       'sku: unknown (the model is not one of the documented models)',
     ]);
   });

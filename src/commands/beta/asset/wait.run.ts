@@ -8,6 +8,7 @@ import type { assetWaitFlags } from './wait.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
 import { clockOf } from '../../../ui/io.js';
 import { assetId, assetModel } from './ids.js';
+import { printWaitOutcome } from '../../shared/job-output.js';
 
 /** The command that resumes waiting for these assets. */
 export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
@@ -112,7 +113,7 @@ export function assertAllActive(list: readonly Asset[]): void {
   );
 }
 
-/** Waits until the assets are Active or Failed; prints a table. */
+/** Waits until the assets are Active or Failed: their final states on stderr, the records with --json. */
 export default async function run(
   ctx: Context,
   opts: Flags<typeof assetWaitFlags>,
@@ -123,11 +124,7 @@ export default async function run(
   const timeoutMs = ctx.waitLimitMs(opts.timeout);
   const client = await ctx.client();
   const list = await watchAssets(ctx, client, model, ids, { timeoutMs });
-  await ctx.out.result({ assets: list }, () =>
-    ctx.out.table(
-      ['asset', 'type', 'status'],
-      list.map((a) => [a.Id, a.AssetType, a.Status]),
-    ),
-  );
+  for (const a of list) printWaitOutcome(ctx, a.Id, a.Status);
+  ctx.out.jsonOnly({ assets: list });
   assertAllActive(list);
 }

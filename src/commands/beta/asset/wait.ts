@@ -19,7 +19,8 @@ export const assetWaitVerb = defineVerb<typeof assetWaitFlags, [string[]]>({
     'wait until assets are Active or Failed (polls at 2, 5, 10, 20 s): exit 0 all Active, 1 any Failed',
   args: [{ name: '<asset_id...>', help: '' }],
   flags: assetWaitFlags,
-  notes: 'Prints a table (asset, type, status) when done; with --json {assets: [GetAsset Result, ...]}.',
+  notes: `Prints nothing on stdout and "<asset_id> <final status>" per asset on stderr (a live table on a terminal), as every
+wait does; with --json {assets: [GetAsset Result, ...]}.`,
   examples: ['gw beta asset wait $refs --timeout 5m'],
   handler: () => import('./wait.run.js'),
 });

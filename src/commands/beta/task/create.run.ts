@@ -1,10 +1,9 @@
-import type { BetaQuote } from '../../../contract/beta.js';
 import { buildBetaTaskBody } from './build-body.js';
-import { estimateRequest } from '../../../contract/estimate.js';
 import { UsageError } from '../../../core/errors.js';
 import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { taskCreateFlags } from './create.js';
+import { printDryRun } from '../../shared/dry-run.js';
 import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../shared/job-output.js';
 
 async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
@@ -27,17 +26,6 @@ async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<s
     });
   }
   return parsed as Record<string, unknown>;
-}
-
-/** `--dry-run`: the body, then the SKU of §2.3 and its price (every candidate when the resolution is open). */
-async function printDryRun(ctx: Context, body: Record<string, unknown>): Promise<void> {
-  // The one estimator gw batch also uses; it quotes every beta task.
-  const est = estimateRequest('/beta/api/v3/contents/generations/tasks', body);
-  const { lines, ...quote } = est.beta as BetaQuote;
-  await ctx.out.result({ body, ...quote }, () => {
-    ctx.out.json(body);
-    for (const l of lines) ctx.out.line(l);
-  });
 }
 
 /** Creates a task (or prints the dry run); with --wait/--download follows it. */
@@ -80,7 +68,12 @@ export default async function run(
     body = prepared.body;
   }
   if (opts.dryRun === true) {
-    await printDryRun(ctx, body);
+    const { betaQuoteLines } = await import('../../../contract/beta.js');
+    await printDryRun(ctx, {
+      path: tasks.BETA_TASKS_PATH,
+      body,
+      notes: (price) => (price.beta !== undefined ? betaQuoteLines(price.beta) : []),
+    });
     return;
   }
   const waitMs = ctx.waitLimitMs();

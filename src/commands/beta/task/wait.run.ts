@@ -7,6 +7,7 @@ import type { Flags } from '../../../cli/verb.js';
 import type { taskWaitFlags } from './wait.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
 import { clockOf } from '../../../ui/io.js';
+import { printWaitOutcome } from '../../shared/job-output.js';
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(ctx: Context, id: string): string {
@@ -76,7 +77,7 @@ export function assertSucceeded(task: BetaTask): void {
   });
 }
 
-/** Waits for one task and prints its final record. */
+/** Waits for one task: its final state on stderr, the final record with --json (printWaitOutcome). */
 export default async function run(
   ctx: Context,
   opts: Flags<typeof taskWaitFlags>,
@@ -85,7 +86,7 @@ export default async function run(
   const timeoutMs = ctx.waitLimitMs(opts.timeout);
   const client = await ctx.client();
   const task = await followTask(ctx, client, id, { timeoutMs });
-  const { taskRows } = await import('./get.run.js');
-  await ctx.out.result(task, (t) => ctx.out.keyValue(taskRows(t)));
+  printWaitOutcome(ctx, id, task.status);
+  ctx.out.jsonOnly(task);
   assertSucceeded(task);
 }

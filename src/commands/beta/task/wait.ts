@@ -16,8 +16,8 @@ export const taskWaitVerb = defineVerb<typeof taskWaitFlags, [string]>({
   description: 'wait until a task ends: exit 0 succeeded, 1 failed/expired/cancelled, 4 timeout',
   args: [{ name: '<task_id>', help: '' }],
   flags: taskWaitFlags,
-  notes: `Prints the final task record (like \`gw beta task get\`); with --json the final record as the gateway sent it, also
-when it ended failed/expired/cancelled. Ctrl-C exits 130 and prints the command that resumes the wait. Polls with exponential backoff (2 s to 30 s) and tolerates brief 429/5xx answers.`,
+  notes: `Prints nothing on stdout and "<task_id> <final status>" on stderr (a spinner on a terminal), as every wait
+does; with --json the final record as the gateway sent it, also when it ended failed/expired/cancelled. Ctrl-C exits 130 and prints the command that resumes the wait. Polls with exponential backoff (2 s to 30 s) and tolerates brief 429/5xx answers.`,
   examples: ['gw beta task wait "$id" --timeout 20m && gw beta task download "$id" -o clip.mp4'],
   handler: () => import('./wait.run.js'),
 });
