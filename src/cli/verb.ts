@@ -7,6 +7,7 @@
  */
 import { Argument, Command, Option } from 'commander';
 import * as z from 'zod';
+import { RequestValidationError } from '../client/errors.js';
 import { UsageError } from '../core/errors.js';
 import type { Context, Runtime } from './context.js';
 
@@ -20,16 +21,27 @@ export interface FlagMeta {
   negate?: string;
   /** Repeatable: `collect` keeps each value, `csv` also splits values at commas. */
   repeat?: 'collect' | 'csv';
-  /** The name errors use (default: the long flag without dashes). */
-  field?: string;
   /** Shown as `(default: …)` in help when the default is not the schema's own. */
   defaultText?: string;
   /** Not listed in help. */
   hidden?: boolean;
+  /**
+   * The values shell completion offers for a text flag whose values a contract rule checks (the flag stays text,
+   * so --no-validate can still send another): the list the contract checks against, never a copy of it.
+   */
+  offer?: readonly string[];
+  /**
+   * The request fields this flag fills, as the contract names them with `[]` for any index (`GroupId`,
+   * `messages[].content[].image_url.url`): a contract rule broken there is reported as `--flag: <rule>`.
+   */
+  fills?: readonly string[];
 }
 
 /** Ties each flag's schema to its spelling and help. */
 export const flagRegistry = new WeakMap<z.ZodType, FlagMeta>();
+
+/** The values completion offers for an option built from a flag with `offer` (commander has no place for them). */
+export const offeredValues = new WeakMap<Option, readonly string[]>();
 
 /** Declares one flag: its schema (what values mean, default, range) and how it is spelled and explained. */
 export function flag<T extends z.ZodType>(schema: T, meta: FlagMeta): T {
@@ -138,6 +150,7 @@ function optionsOf(key: string, schema: z.ZodType): Option[] {
   if (meta.defaultText !== undefined) opt.default(undefined, meta.defaultText);
   else if (def !== undefined && !(Array.isArray(def) && def.length === 0) && def !== false) opt.default(def);
   if (meta.hidden === true) opt.hideHelp();
+  if (meta.offer !== undefined) offeredValues.set(opt, meta.offer);
   // A flag the schema cannot do without is mandatory: commander then says so before anything else runs.
   if (!schema.safeParse(undefined).success) opt.makeOptionMandatory();
   const out = [opt];
@@ -150,13 +163,28 @@ function shapeOf(spec: AnySpec): Record<string, z.ZodType> {
   return spec.flags?.shape ?? {};
 }
 
-/** The name errors use for a flag. */
-function fieldOf(spec: AnySpec, key: string): string {
+/** The name errors use for a flag: its long spelling with the dashes (`--max-tokens`), as users type it. */
+function flagName(spec: AnySpec, key: string): string {
   const schema = shapeOf(spec)[key];
   const meta = schema !== undefined ? flagRegistry.get(schema) : undefined;
-  if (meta?.field !== undefined) return meta.field;
-  const long = meta?.flag.match(/--([a-z0-9-]+)/i)?.[1];
-  return long ?? key;
+  return (meta !== undefined ? longFlag(meta) : undefined) ?? key;
+}
+
+/**
+ * `e` reworded under `flag`: `<flag>: <rule>`, or `<flag>: <field>: <rule>` when the field lies deeper than what
+ * the flag fills (`deeper`). A message already naming the flag is kept.
+ */
+function renamed(e: UsageError | RequestValidationError, flag: string, deeper = false): UsageError {
+  const field = e.field;
+  if (field === flag) return e instanceof UsageError ? e : new UsageError(e.message, { field, code: e.code });
+  const rule =
+    e instanceof RequestValidationError
+      ? e.rule
+      : field !== undefined && e.message.startsWith(`${field}: `)
+        ? e.message.slice(field.length + 2)
+        : e.message;
+  const where = deeper && field !== undefined ? `${field}: ` : '';
+  return new UsageError(`${flag}: ${where}${rule}`, { field: flag, code: e.code, hint: e.hint, cause: e });
 }
 
 /**
@@ -182,11 +210,11 @@ export function parseFlags(
   const issue = r.error.issues[0];
   const own =
     issue?.code === 'custom' ? (issue.params as { usageError?: unknown } | undefined)?.usageError : undefined;
-  if (own instanceof UsageError) throw own;
   const key = typeof issue?.path[0] === 'string' ? issue.path[0] : '';
-  const field = fieldOf(spec, key);
-  const message = issue?.message ?? 'is invalid';
-  throw new UsageError(`${field}: ${message}`, { field });
+  const name = flagName(spec, key);
+  // A check of the whole object (flags that cannot be combined) names its flags itself.
+  if (own instanceof UsageError) throw key === '' ? own : renamed(own, name);
+  throw new UsageError(`${name}: ${issue?.message ?? 'is invalid'}`, { field: name });
 }
 
 /** The help text after the options: the notes, then the examples (when there are any). */
@@ -225,11 +253,48 @@ export function verbCommand<F extends z.ZodObject, A extends unknown[]>(
       const positional = args.slice(0, spec.args?.length ?? 0) as A;
       refuseBlank(spec.args ?? [], positional);
       const { default: run } = await spec.handler();
-      return run(ctx, flags, ...positional);
+      try {
+        return await run(ctx, flags, ...positional);
+      } catch (e) {
+        throw asFlagError(any, flags, e);
+      }
     }),
   );
   declared.set(cmd, any);
   return cmd;
+}
+
+/** The long spelling of a flag (`--image`), as users type it in commands and scripts. */
+function longFlag(meta: FlagMeta): string | undefined {
+  return /--[a-z0-9-]+/i.exec(meta.flag)?.[0];
+}
+
+/** True when contract field `field` (indexes written `[]`) is `path` or lies beneath it. */
+function beneath(field: string, path: string): boolean {
+  return field === path || field.startsWith(`${path}.`) || field.startsWith(`${path}[`);
+}
+
+/**
+ * A rule broken by a value a flag put in the request is reported under the flag as typed: a contract field the
+ * flag fills (`messages[0].content[1].image_url.url: must be a public https URL` → `--image: must be a public
+ * https URL`; deeper fields keep their path: `--dynamic-mask: dynamic_masks[0].trajectories: …`), or a field
+ * named like the flag (`thinking` → `--thinking`). Only flags that were given count (a value from `--body` is not
+ * the flag's). The `fills` of a verb's flags are the one mapping from contract fields to flags.
+ */
+function asFlagError(spec: AnySpec, flags: Record<string, unknown>, e: unknown): unknown {
+  const given = e instanceof RequestValidationError || e instanceof UsageError ? e : undefined;
+  const field = given?.field;
+  if (given === undefined || field === undefined || field.startsWith('-')) return e;
+  const general = field.replace(/\[\d+\]/g, '[]');
+  for (const [key, schema] of Object.entries(shapeOf(spec))) {
+    const meta = flagRegistry.get(schema);
+    const name = meta !== undefined ? longFlag(meta) : undefined;
+    const value = flags[key];
+    if (name === undefined || value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    const path = [name.slice(2), ...(meta?.fills ?? [])].find((f) => beneath(general, f));
+    if (path !== undefined) return renamed(given, name, general !== path);
+  }
+  return e;
 }
 
 /**

@@ -225,6 +225,9 @@ export function parseImageSize(size: string): { width: number; height: number } 
   return { width: Number(m[1]), height: Number(m[2]) };
 }
 
+/** The answer formats of an image request (`response_format`). */
+export const IMAGE_RESPONSE_FORMATS = ['url', 'b64_json'] as const;
+
 const imageCommon = {
   model: modelField,
   prompt: text(),
@@ -232,7 +235,7 @@ const imageCommon = {
     .string({ error: SIZE_RULE })
     .refine((s) => parseImageSize(s) !== undefined, { error: SIZE_RULE })
     .optional(),
-  response_format: z.enum(['url', 'b64_json'], { error: `must be 'url' or 'b64_json'` }).optional(),
+  response_format: z.enum(IMAGE_RESPONSE_FORMATS, { error: `must be 'url' or 'b64_json'` }).optional(),
   n: positiveInt(`n is an integer`).optional(),
 };
 

@@ -301,7 +301,7 @@ export const videoCreateSchema = z
         .optional(),
       // common.md §2.3: 720p or 1080p only
       resolution: z
-        .custom<VideoResolution>((v) => v === '720p' || v === '1080p', {
+        .custom<VideoResolution>((v) => (VIDEO_RESOLUTIONS as readonly unknown[]).includes(v), {
           message: `must be 720p or 1080p`,
           params: { code: 'invalid_resolution' },
         })

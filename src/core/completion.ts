@@ -22,12 +22,13 @@ export interface CompletionNode {
 }
 
 /**
- * What completion offers beyond the command tree. `values`: words for a flag that has no commander choices (e.g.
- * `--resolution`). `flags`/`args`: words asked of `gw __complete <what>` at Tab time (profile names, cached model
- * ids, journal ids), for a flag's value or for the positional argument of a command path.
+ * What completion offers beyond the command tree. `offers`: the words for an option that has no commander choices
+ * (a verb's `--resolution`, from the values its contract accepts). `flags`/`args`: words asked of
+ * `gw __complete <what>` at Tab time (profile names, cached model ids, journal ids), for a flag's value or for the
+ * positional argument of a command path.
  */
 export interface CompletionExtras {
-  values?: Record<string, readonly string[]>;
+  offers?: (o: Option) => readonly string[] | undefined;
   flags?: Record<string, string>;
   args?: Record<string, string>;
 }
@@ -52,14 +53,13 @@ export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 /** A shell `gw completion` supports. */
 export type Shell = (typeof SHELLS)[number];
 
-function optionOf(o: Option, values: Record<string, readonly string[]> = {}): CompletionOption {
+function optionOf(o: Option, offers: CompletionExtras['offers']): CompletionOption {
   const names = [o.short, o.long].filter((n): n is string => n !== undefined && n !== '');
-  const hinted = names.map((n) => values[n]).find((v) => v !== undefined);
   return {
     names,
     description: o.description,
     takesValue: o.required || o.optional,
-    choices: o.argChoices ?? (hinted !== undefined ? [...hinted] : []),
+    choices: [...(o.argChoices ?? offers?.(o) ?? [])],
   };
 }
 
@@ -68,14 +68,11 @@ function optionOf(o: Option, values: Record<string, readonly string[]> = {}): Co
  * depth), so every node lists them too; the implicit `help` command and `--help` flag are included as commander
  * shows them.
  */
-export function completionTree(
-  root: Command,
-  values: Record<string, readonly string[]> = {},
-): CompletionNode {
+export function completionTree(root: Command, offers?: CompletionExtras['offers']): CompletionNode {
   const help = root.createHelp();
-  const globals = help.visibleOptions(root).map((o) => optionOf(o, values));
+  const globals = help.visibleOptions(root).map((o) => optionOf(o, offers));
   const walk = (cmd: Command, path: string[]): CompletionNode => {
-    const own = path.length === 0 ? [] : help.visibleOptions(cmd).map((o) => optionOf(o, values));
+    const own = path.length === 0 ? [] : help.visibleOptions(cmd).map((o) => optionOf(o, offers));
     const seen = new Set(own.flatMap((o) => o.names));
     return {
       path,
@@ -383,7 +380,7 @@ ${lines.join('\n')}
 
 /** The completion script for `shell`. */
 export function completionScript(shell: Shell, root: Command, x: CompletionExtras = {}): string {
-  const tree = completionTree(root, x.values);
+  const tree = completionTree(root, x.offers);
   if (shell === 'bash') return bashScript(tree, x);
   if (shell === 'zsh') return zshScript(tree, x);
   return fishScript(tree, x);

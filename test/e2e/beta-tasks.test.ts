@@ -334,7 +334,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
     [
       'duration 3',
       [...C, 'x', '-m', 'gamma-video-2-0', '--duration', '3'],
-      /^error: invalid_duration: duration: must be an integer from 4 to 15, or -1/m,
+      /^error: invalid_duration: --duration: must be an integer from 4 to 15, or -1/m,
     ],
     ['duration 16', [...C, 'x', '-m', 'gamma-video-2-0', '--duration', '16'], /invalid_duration/],
     ['duration 4.5', [...C, 'x', '-m', 'gamma-video-2-0', '--duration', '4.5'], /invalid_duration/],
@@ -394,7 +394,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
     [
       'flex on mini',
       [...C, 'x', '-m', 'gamma-video-2-0-mini', '--service-tier', 'flex'],
-      /service_tier: flex is rejected/,
+      /--service-tier: flex is rejected/,
     ],
     ['draft on mini', [...C, 'x', '-m', 'gamma-video-2-0-mini', '--draft'], /draft: draft=true is rejected/],
     [
@@ -406,7 +406,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
     [
       'expiry not an integer',
       [...C, 'x', '-m', 'gamma-video-2-0', '--execution-expires-after', '1h'],
-      /execution_expires_after: must be a positive integer/,
+      /--execution-expires-after: must be a positive integer/,
     ],
     [
       '4 reference videos',
@@ -434,7 +434,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
     [
       'a blank callback_url',
       [...C, 'x', '-m', 'gamma-video-2-0', '--callback-url', '  '],
-      /callback_url: must not be empty after trimming/,
+      /--callback-url: must not be empty after trimming/,
     ],
     [
       'an http callback_url',

@@ -452,7 +452,7 @@ describe('client-side rules: exit 2, nothing sent', () => {
     [
       'chat: http image',
       ['chat', '-m', CHAT, '--image', 'http://example.com/a.png', 'x'],
-      /image_url\.url: must be a public https URL/,
+      /^error: invalid_input: --image: must be a public https URL/,
     ],
     [
       'chat: private image',
@@ -462,12 +462,12 @@ describe('client-side rules: exit 2, nothing sent', () => {
     [
       'chat: max_tokens 0',
       ['chat', '-m', CHAT, '--max-tokens', '0', 'x'],
-      /max_tokens: must be an integer >= 1/,
+      /--max-tokens: must be an integer >= 1/,
     ],
     [
       'chat: max_tokens not a number',
       ['chat', '-m', CHAT, '--max-tokens', 'lots', 'x'],
-      /max_tokens: "lots" is not an integer/,
+      /--max-tokens: "lots" is not an integer/,
     ],
     [
       'chat: temperature not a number',
@@ -480,12 +480,12 @@ describe('client-side rules: exit 2, nothing sent', () => {
     [
       'messages: max_tokens 0',
       ['messages', '-m', CHAT, '--max-tokens', '0', 'x'],
-      /max_tokens: must be an integer >= 1/,
+      /--max-tokens: must be an integer >= 1/,
     ],
     [
       'messages: max_tokens fraction',
       ['messages', '-m', CHAT, '--max-tokens', '1.5', 'x'],
-      /max_tokens: "1\.5" is not an integer/,
+      /--max-tokens: "1\.5" is not an integer/,
     ],
     [
       'messages: thinking not a number',

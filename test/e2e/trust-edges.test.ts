@@ -257,7 +257,7 @@ describe('class 6 and 8: tokens and header values', () => {
     expect(t.stderr).toMatch(/thinking: 10 is out of range; the budget must be at least 1024/);
     const c = await runGw([...base, '--compat-version', '2023\r\nX-Evil: 1', 'x'], { env: sim.env });
     expect(c.exitCode).toBe(2);
-    expect(c.stderr).toMatch(/compat_version: the value contains a line break/);
+    expect(c.stderr).toMatch(/--compat-version: the value contains a line break/);
     expect(sim.requests).toEqual([]);
   });
 });

@@ -11,13 +11,14 @@ export const chatFlags = z.object({
   image: flag(list(), {
     flag: '--image <https url>',
     help: 'add an image_url part (vision; repeatable; public https)',
+    fills: ['messages[].content[].image_url.url'],
     repeat: 'collect',
   }),
   stream: streamFlag(),
   maxTokens: flag(int('max_tokens').optional(), {
     flag: '--max-tokens <n>',
     help: 'max_tokens',
-    field: 'max_tokens',
+    fills: ['max_tokens'],
   }),
   temperature: flag(num('temperature').optional(), { flag: '--temperature <x>', help: 'temperature' }),
   usage: usageFlag(),

@@ -7,8 +7,7 @@ export default async function run(
   shell: 'bash' | 'zsh' | 'fish',
 ): Promise<void> {
   const { completionScript } = await import('../../core/completion.js');
-  const { BETA_RATIOS, BETA_RESOLUTIONS } = await import('../../contract/beta.js');
-  const { VIDEO_RESOLUTIONS } = await import('../../contract/video.js');
+  const { offeredValues } = await import('../../cli/verb.js');
   // main() loads every command group when the target is `completion`, so the root holds the whole tree.
   const root = ctx.command?.parent ?? ctx.command;
   if (root === undefined) throw new Error('completion: run through main()');
@@ -16,10 +15,8 @@ export default async function run(
     paths.map((p) => [p, `ids ${kind}`]);
   ctx.out.write(
     completionScript(shell, root, {
-      values: {
-        '--resolution': [...new Set([...BETA_RESOLUTIONS, ...VIDEO_RESOLUTIONS])],
-        '--ratio': BETA_RATIOS,
-      },
+      // Each verb's own values (the list its contract checks), never one list per flag name for every verb.
+      offers: (o) => offeredValues.get(o),
       // Asked at Tab time: profile names, the model ids of the last `gw models`, journal ids.
       flags: { '--profile': 'profiles', '-m': 'models', '--model': 'models' },
       args: Object.fromEntries([

@@ -1,6 +1,7 @@
 /** The flags `gw image generate` and `gw image edit` share. */
 import * as z from 'zod';
 import { int } from '../../cli/flag-types.js';
+import { IMAGE_RESPONSE_FORMATS } from '../../contract/text.js';
 import { flag } from '../../cli/verb.js';
 
 export const imageFlagFields = z.object({
@@ -17,6 +18,7 @@ export const imageFlagFields = z.object({
   format: flag(z.string().optional(), {
     flag: '--format <format>',
     help: 'response_format: url or b64_json',
+    offer: IMAGE_RESPONSE_FORMATS,
   }),
   out: flag(z.string().optional(), {
     flag: '--out <dir>',

@@ -9,7 +9,7 @@ import { flag } from '../../cli/verb.js';
 import { parseBudgets } from '../../core/budget.js';
 import { parseDuration, parsePositiveDuration } from '../../core/duration.js';
 import { UsageError } from '../../core/errors.js';
-import { minVideoSecondsFor } from '../../contract/video.js';
+import { minVideoSecondsFor, VIDEO_RESOLUTIONS } from '../../contract/video.js';
 import { parseArrival } from '../../load/arrivals.js';
 import { parseExpr } from '../../load/expr.js';
 import { videoPricing } from '../../load/video.js';
@@ -160,6 +160,7 @@ const fields = {
   resolution: flag(z.string().optional(), {
     flag: '--resolution <res>',
     help: '--api video: 720p (default) or 1080p',
+    offer: VIDEO_RESOLUTIONS,
   }),
   pollInterval: flag(
     parsed((t) => {

@@ -13,7 +13,7 @@ export const messagesFlags = z.object({
   maxTokens: flag(int('max_tokens'), {
     flag: '--max-tokens <n>',
     help: 'max_tokens (required by the messages protocol)',
-    field: 'max_tokens',
+    fills: ['max_tokens'],
   }),
   system: flag(z.string().optional(), { flag: '--system <text>', help: 'system prompt' }),
   stream: streamFlag(),
@@ -24,12 +24,10 @@ export const messagesFlags = z.object({
   compatVersion: flag(headerValue('compat_version').optional(), {
     flag: '--compat-version <v>',
     help: 'sent as the x-compat-version header (one line of printable text)',
-    field: 'compat_version',
   }),
   compatBeta: flag(headerValue('compat_beta').optional(), {
     flag: '--compat-beta <v>',
     help: 'sent as the x-compat-beta header (one line of printable text)',
-    field: 'compat_beta',
   }),
   usage: usageFlag(),
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
+import { VIDEO_RESOLUTIONS } from '../../contract/video.js';
 import { UsageError } from '../../core/errors.js';
 import type { Runtime } from '../../cli/context.js';
 import { list, parsed } from '../../cli/flag-types.js';
@@ -26,6 +27,7 @@ export const createFlags = z.object({
   resolution: flag(z.string().optional(), {
     flag: '--resolution <r>',
     help: '720p or 1080p (clip-1.1 defaults to 1080p)',
+    offer: VIDEO_RESOLUTIONS,
   }),
   seed: flag(numberText('seed', 'an integer from 0 to 2147483647', 'invalid_seed').optional(), {
     flag: '--seed <n>',
@@ -34,15 +36,18 @@ export const createFlags = z.object({
   ref: flag(list(), {
     flag: '--ref <url>',
     help: 'reference image (https) or video (.mp4/.mov) → input_reference; repeatable',
+    fills: ['input_reference'],
     repeat: 'collect',
   }),
   inputImage: flag(z.string().optional(), {
     flag: '--input-image <url>',
     help: 'first-frame image (https) → input_image (i2v models)',
+    fills: ['input_image'],
   }),
   refVideo: flag(z.array(z.string()).optional(), {
     flag: '--ref-video <url>',
     help: 'reference video (.mp4/.mov) → references.video[]; repeatable',
+    fills: ['references.video'],
     repeat: 'collect',
   }),
   wait: flag(z.boolean().default(false), {

@@ -109,9 +109,9 @@ describe('verbCommand: flags parsed by the schema', () => {
   });
 
   it.each([
-    [['--every', 'soon'], /^every: "soon" is not a duration/],
-    [['-n', 'two'], /^count: "two" is not an integer/],
-    [['-n', '12'], /^count: must be an integer from 1 to 9/],
+    [['--every', 'soon'], /^--every: "soon" is not a duration/],
+    [['-n', 'two'], /^--count: "two" is not an integer/],
+    [['-n', '12'], /^--count: must be an integer from 1 to 9/],
   ])('%j is a usage error naming the flag, and the handler is never loaded', async (argv, message) => {
     const r = await runThing(['a', ...argv]);
     expect(r.error).toBeInstanceOf(UsageError);
@@ -159,7 +159,7 @@ describe('completion reads the definitions', () => {
   it('lists a verb’s flags and the choices of its enum flags', () => {
     const t = testVerb();
     const root = rootProgram().addCommand(t.cmd({ io: io().io, action: () => async () => {} }));
-    const script = completionScript('bash', root, { values: {}, flags: {}, args: {} });
+    const script = completionScript('bash', root, { flags: {}, args: {} });
     expect(script).toContain('--every');
     expect(script).toContain('--no-loud');
     expect(script).toContain("'thing|--shape') printf '%s\\n' 'round' 'square'");
@@ -194,7 +194,7 @@ describe('every verb of gw', () => {
     const s = io();
     const code = await main(['chat', '-m', 'x', '--temperature', 'warm', 'hi'], s.io);
     expect(code).toBe(2);
-    expect(s.err()).toMatch(/error: invalid_input: temperature: "warm" is not a number/);
+    expect(s.err()).toMatch(/error: invalid_input: --temperature: "warm" is not a number/);
   });
 });
 

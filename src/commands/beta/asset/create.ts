@@ -6,16 +6,27 @@ import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 import { assetModelFlag } from './flags.js';
 
 export const assetCreateFlags = z.object({
-  group: flag(z.string(), { flag: '--group <id>', help: 'asset group id (gw beta asset group create)' }),
+  group: flag(z.string(), {
+    flag: '--group <id>',
+    help: 'asset group id (gw beta asset group create)',
+    fills: ['GroupId'],
+  }),
   url: flag(z.string(), {
     flag: '--url <https url>',
     help: 'publicly downloadable URL (no cookies, login or one-time links)',
+    fills: ['URL'],
   }),
   type: flag(z.string().optional(), {
     flag: '--type <t>',
     help: `${ASSET_TYPES.join('|')} (default: guessed from the file extension)`,
+    offer: ASSET_TYPES,
+    fills: ['AssetType'],
   }),
-  name: flag(z.string().optional(), { flag: '--name <n>', help: 'asset name (default: the file name)' }),
+  name: flag(z.string().optional(), {
+    flag: '--name <n>',
+    help: 'asset name (default: the file name)',
+    fills: ['Name'],
+  }),
   model: assetModelFlag(),
   wait: flag(z.boolean().optional(), {
     flag: '--wait',

@@ -9,10 +9,12 @@ export const uploadFlags = z.object({
   group: flag(z.string().optional(), {
     flag: '--group <id>',
     help: 'asset group id (default: ask, or create a new group)',
+    fills: ['GroupId'],
   }),
   url: flag(z.array(z.string()).default([]), {
     flag: '--url <url>',
     help: 'public https URL (repeatable); type guessed from the extension',
+    fills: ['URL'],
     repeat: 'collect',
   }),
 });

@@ -3,16 +3,19 @@ import * as z from 'zod';
 import { BETA_RATIOS, BETA_RESOLUTIONS } from '../../../contract/beta.js';
 import type { Runtime } from '../../../cli/context.js';
 import { intOrText } from '../../../cli/flag-types.js';
-import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
+import { defineVerb, flag, verbCommand, type FlagMeta } from '../../../cli/verb.js';
 
-const str = (f: string, help: string): z.ZodOptional<z.ZodString> =>
-  flag(z.string().optional(), { flag: f, help });
+/** What a flag adds to its spelling and help: values completion offers, request fields it fills. */
+type Extra = Pick<FlagMeta, 'offer' | 'fills'>;
+
+const str = (f: string, help: string, extra: Extra = {}): z.ZodOptional<z.ZodString> =>
+  flag(z.string().optional(), { flag: f, help, ...extra });
 const many = (f: string, help: string): z.ZodOptional<z.ZodArray<z.ZodString>> =>
   flag(z.array(z.string()).optional(), { flag: f, help, repeat: 'collect' });
-const bool = (f: string, help: string, negate?: string): z.ZodOptional<z.ZodBoolean> =>
-  flag(z.boolean().optional(), { flag: f, help, ...(negate !== undefined ? { negate } : {}) });
-const intText = (f: string, help: string): z.ZodOptional<ReturnType<typeof intOrText>> =>
-  flag(intOrText().optional(), { flag: f, help });
+const bool = (f: string, help: string, negate?: string, extra: Extra = {}): z.ZodOptional<z.ZodBoolean> =>
+  flag(z.boolean().optional(), { flag: f, help, ...(negate !== undefined ? { negate } : {}), ...extra });
+const intText = (f: string, help: string, extra: Extra = {}): z.ZodOptional<ReturnType<typeof intOrText>> =>
+  flag(intOrText().optional(), { flag: f, help, ...extra });
 
 export const taskCreateFlags = z.object({
   model: str(
@@ -28,16 +31,21 @@ export const taskCreateFlags = z.object({
   refVideo: many('--ref-video <asset>', 'reference video asset (repeatable; 1 to edit/extend, 2-3 to join)'),
   refAudio: many('--ref-audio <asset>', 'reference audio asset (repeatable; not on mini)'),
   duration: intText('--duration <n>', 'seconds 4..15, or -1 to let the model choose'),
-  ratio: str('--ratio <r>', `aspect ratio: ${BETA_RATIOS.join(', ')}`),
+  ratio: str('--ratio <r>', `aspect ratio: ${BETA_RATIOS.join(', ')}`, { offer: BETA_RATIOS }),
   resolution: str(
     '--resolution <r>',
     `${BETA_RESOLUTIONS.join(', ')} (4k only on gamma-video-2-0; fast and mini 480p/720p)`,
+    { offer: BETA_RESOLUTIONS },
   ),
-  generateAudio: bool('--generate-audio', 'generate audio', 'no audio'),
+  generateAudio: bool('--generate-audio', 'generate audio', 'no audio', { fills: ['generate_audio'] }),
   watermark: bool('--watermark', 'keep the watermark', 'no watermark'),
-  returnLastFrame: bool('--return-last-frame', 'also return content.last_frame_url'),
+  returnLastFrame: bool('--return-last-frame', 'also return content.last_frame_url', undefined, {
+    fills: ['return_last_frame'],
+  }),
   priority: intText('--priority <n>', 'queue priority 0..9'),
-  serviceTier: str('--service-tier <t>', 'service tier (default, flex; flex not on mini)'),
+  serviceTier: str('--service-tier <t>', 'service tier (default, flex; flex not on mini)', {
+    fills: ['service_tier'],
+  }),
   draft: bool('--draft', 'draft mode (not on mini)'),
   body: str(
     '--body <file.json>',
@@ -46,11 +54,15 @@ export const taskCreateFlags = z.object({
   executionExpiresAfter: intText(
     '--execution-expires-after <s>',
     'execution expiry in seconds (usually 3600..259200)',
+    { fills: ['execution_expires_after'] },
   ),
-  safetyIdentifier: str('--safety-identifier <id>', 'stable end-user id (a hash is advised)'),
+  safetyIdentifier: str('--safety-identifier <id>', 'stable end-user id (a hash is advised)', {
+    fills: ['safety_identifier'],
+  }),
   callbackUrl: str(
     '--callback-url <https url>',
     'https URL resolving to a public address; notified on state changes',
+    { fills: ['callback_url'] },
   ),
   wait: bool('--wait', 'wait until the task ends (limit: --timeout; default none)'),
   download: str('--download <file>', 'wait, then save the video to <file>'),

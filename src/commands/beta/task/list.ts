@@ -10,6 +10,7 @@ export const taskListFlags = z.object({
   status: flag(z.string().optional(), {
     flag: '--status <s>',
     help: `filter by status: ${BETA_TASK_STATUSES.join(', ')}`,
+    offer: BETA_TASK_STATUSES,
   }),
   model: flag(z.string().optional(), {
     flag: '--model <m>',
