@@ -118,6 +118,25 @@ export async function readLocalText(
   return (await readLocalFile(path, o)).toString('utf8');
 }
 
+/**
+ * The JSON value of a local file's text (`--body`, `--config`); text that is not JSON is a UsageError naming the
+ * flag and the file. With `object`, anything but a JSON object is refused too, saying what the file must hold.
+ */
+export function parseLocalJson(text: string, o: { flag: string; path: string; object?: string }): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${o.flag}: "${o.path}" is not valid JSON (${(e as Error).message})`, {
+      field: o.flag,
+    });
+  }
+  if (o.object !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    throw new UsageError(`${o.flag}: "${o.path}" must hold a JSON object (${o.object})`, { field: o.flag });
+  }
+  return value;
+}
+
 /** What a stream read names in its errors: `what` (e.g. "standard input") and the flag or argument it fills. */
 interface StreamRead {
   what: string;

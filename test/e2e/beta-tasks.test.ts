@@ -484,7 +484,7 @@ describe('gw beta task: every client-side rule exits 2 and sends nothing', () =>
     [
       'a body that is not JSON',
       [...C, 'x', '-m', 'gamma-video-2-0', '--body', file('bad.json', '{')],
-      /body: cannot read .* as JSON/,
+      /^error: invalid_input: --body: ".*bad\.json" is not valid JSON/m,
     ],
     [
       'a body that is an array',

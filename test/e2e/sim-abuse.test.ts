@@ -99,7 +99,7 @@ describe('gw sim: start and stop', () => {
     writeFileSync(file, '{"faults": [');
     const j = await runGw(['sim', '--config', file]);
     expect(j.exitCode).toBe(2);
-    expect(j.stderr).toContain(`${file} is not valid JSON`);
+    expect(j.stderr).toContain(`--config: "${file}" is not valid JSON`);
   });
 
   it('SIGTERM stops it even with an idle keep-alive connection open', async () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isHttpUrl } from '../../contract/alpha.js';
 import { UsageError } from '../../core/errors.js';
+import { LOCAL_LIMITS, parseLocalJson, readLocalFile } from '../../core/local-file.js';
 import { sniffImageType } from '../../contract/image-size.js';
 
 /** The flags of `gw alpha i2v` as its schema parsed them. */
@@ -68,18 +69,10 @@ export function imageSource(
 
 function readBodyFile(path: string, read: ReadFile): Record<string, unknown> {
   const text = readLocal('--body', 'body', path, read).toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`--body: "${path}" is not valid JSON (${(e as Error).message})`, {
-      field: '--body',
-    });
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError(`--body: "${path}" must hold a JSON object (the request body)`, { field: '--body' });
-  }
-  return value as Record<string, unknown>;
+  return parseLocalJson(text, { flag: '--body', path, object: 'the request body' }) as Record<
+    string,
+    unknown
+  >;
 }
 
 /**
@@ -88,7 +81,6 @@ function readBodyFile(path: string, read: ReadFile): Record<string, unknown> {
  * A file that cannot be read is reported when buildI2vBody asks for it, so errors come in flag order.
  */
 export async function preloadI2vFiles(f: I2vFlags, signal: AbortSignal): Promise<ReadFile> {
-  const { LOCAL_LIMITS, readLocalFile } = await import('../../core/local-file.js');
   const wanted: Array<[string, string, string, number]> = [];
   if (f.body !== undefined) wanted.push([f.body, '--body', 'body', LOCAL_LIMITS.body]);
   const image = (v: string | undefined, flag: string, field: string): void => {

@@ -6,7 +6,7 @@ import type { Flags } from '../../cli/verb.js';
 
 /** Reads and checks `--config` (exit 2 naming the file and the field on any problem). */
 async function readSimConfig(path: string, signal: AbortSignal): Promise<SimConfigInput> {
-  const { LOCAL_LIMITS, readLocalText } = await import('../../core/local-file.js');
+  const { LOCAL_LIMITS, parseLocalJson, readLocalText } = await import('../../core/local-file.js');
   const { asSimConfigInput, simConfigProblems } = await import('../../sim/config-check.js');
   const text = await readLocalText(path, {
     flag: '--config',
@@ -14,14 +14,7 @@ async function readSimConfig(path: string, signal: AbortSignal): Promise<SimConf
     limit: LOCAL_LIMITS.document,
     signal,
   });
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`--config: ${path} is not valid JSON (${(e as Error).message})`, {
-      field: '--config',
-    });
-  }
+  const doc = parseLocalJson(text, { flag: '--config', path });
   const problems = simConfigProblems(doc);
   if (problems.length > 0) {
     throw new UsageError(`--config: ${path}: ${problems.join('; ')}`, { field: '--config' });

@@ -1,5 +1,4 @@
 import { buildBetaTaskBody } from './build-body.js';
-import { UsageError } from '../../../core/errors.js';
 import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { taskCreateFlags } from './create.js';
@@ -7,25 +6,10 @@ import { printDryRun } from '../../shared/dry-run.js';
 import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../shared/job-output.js';
 
 async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
-  const { LOCAL_LIMITS, readLocalText } = await import('../../../core/local-file.js');
-  const text = await readLocalText(path, {
-    flag: '--body',
-    field: '--body',
-    limit: LOCAL_LIMITS.body,
-    signal,
-  });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`--body: cannot read ${path} as JSON: ${(e as Error).message}`, { field: '--body' });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`--body: ${path} must hold a JSON object`, {
-      field: '--body',
-    });
-  }
-  return parsed as Record<string, unknown>;
+  const { LOCAL_LIMITS, parseLocalJson, readLocalText } = await import('../../../core/local-file.js');
+  const flag = '--body';
+  const text = await readLocalText(path, { flag, field: flag, limit: LOCAL_LIMITS.body, signal });
+  return parseLocalJson(text, { flag, path, object: 'the request body' }) as Record<string, unknown>;
 }
 
 /** Creates a task (or prints the dry run); with --wait/--download follows it. */
