@@ -48,7 +48,6 @@ const CONSUMER = `import {
 import * as everything from 'gw';
 import { ZodError } from 'zod';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const client = new GatewayClient({ baseUrl: process.env.GW_BASE_URL ?? '', token: process.env.GW_TOKEN });
@@ -67,7 +66,8 @@ const parsed = schemas.text.chatMessageSchema.safeParse({ role: 'user', content:
 const refused = schemas.text.chatMessageSchema.safeParse({ role: 5 });
 const report: RunReport = await runLoad({ client, plan: { model: 'chat-3.7-plus', concurrency: 2, requests: 4, maxTokens: 4 } });
 const same = compareReports(report, report, 0.1).pass;
-const dir = mkdtempSync(join(tmpdir(), 'gw-consumer-'));
+// Inside the consumer's project (cwd), which the test removes.
+const dir = mkdtempSync(join(process.cwd(), 'batch-'));
 const input = join(dir, 'jobs.jsonl');
 writeFileSync(input, JSON.stringify({ custom_id: 'q1', url: '/v1/chat/completions', body: { model: 'chat-3.7-plus', messages: [{ role: 'user', content: 'hi' }] } }) + '\\n');
 const batch: BatchRunDoc = await runBatch({ input, out: join(dir, 'out'), client });
