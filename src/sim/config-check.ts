@@ -15,6 +15,9 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'slow',
   'no-request-id',
   'redirect-loop',
+  'no-terminal',
+  'after-terminal',
+  'vanish',
 ];
 
 /** The problems of a config document, as `field: rule` lines (empty when it is usable). */
@@ -30,6 +33,12 @@ export function simConfigProblems(doc: unknown, kinds: readonly string[] = FAULT
     if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 65535)) {
       out.push(`${key}: must be an integer port number (0..65535)`);
     }
+  }
+  const g = d.generatedModels as Record<string, unknown> | undefined;
+  if (g !== undefined) {
+    const n = g !== null && typeof g === 'object' ? g.count : undefined;
+    if (!(typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 100_000))
+      out.push('generatedModels.count: must be an integer in 0..100000');
   }
   if (d.faults !== undefined) {
     if (!Array.isArray(d.faults)) out.push('faults: must be an array');

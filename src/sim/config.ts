@@ -30,7 +30,10 @@ export type FaultKind =
   | 'slow' // never finish: dribble one byte every `ms`
   | 'no-request-id' // omit X-Gateway-Request-Id
   | 'redirect-loop' // CDN/content: redirect to itself forever
-  | 'lost-answer'; // the route does its work (a create creates), then the connection drops before any answer byte
+  | 'lost-answer' // the route does its work (a create creates), then the connection drops before any answer byte
+  | 'no-terminal' // streams: end cleanly without the terminal event ([DONE], response.completed, message_stop)
+  | 'after-terminal' // streams: one more event after the terminal one
+  | 'vanish'; // the model named by `model` is not listed, and requests naming it answer 404 model_not_found
 
 /** A fault applied to matching requests. */
 export interface FaultRule {
@@ -90,6 +93,11 @@ export interface SimConfig {
   betaFilterOffUnmapped?: boolean;
   /** Models beyond the documents' names, listed by `GET /v1/models` (to tokens that see them) and served by kind. */
   extraModels?: Record<string, SimModelKind>;
+  /**
+   * Many extra models at once: `count` chat models (or of `kind`) named `<prefix>001`, `<prefix>002`, … (default
+   * prefix `sim-chat-`), listed and served like `extraModels` (a probe over hundreds of models).
+   */
+  generatedModels?: { count: number; kind?: SimModelKind; prefix?: string };
   /** Models listed by `GET /v1/models` that answer 404 `model_not_found` everywhere (a channel misconfiguration). */
   misconfiguredModels?: string[];
   /** Capacity model of the text routes (src/sim/capacity.ts); off when absent. */
@@ -141,13 +149,25 @@ export type SimConfigInput = Partial<Omit<SimConfig, 'timings'>> & { timings?: P
 /** Merges partial settings over the defaults. */
 export function resolveSimConfig(input: SimConfigInput = {}): SimConfig {
   const d = defaultSimConfig();
+  const generated = generatedModels(input.generatedModels);
   return {
     ...d,
     ...input,
     tokens: input.tokens ?? d.tokens,
     timings: { ...d.timings, ...input.timings },
     faults: input.faults ?? [],
+    ...(generated !== undefined ? { extraModels: { ...generated, ...input.extraModels } } : {}),
   };
+}
+
+/** The extra models `generatedModels` names (zero-padded numbers, so the list sorts as it counts). */
+function generatedModels(g: SimConfig['generatedModels']): Record<string, SimModelKind> | undefined {
+  if (g === undefined || !(g.count > 0)) return undefined;
+  const width = String(g.count).length < 3 ? 3 : String(g.count).length;
+  const out: Record<string, SimModelKind> = {};
+  for (let i = 1; i <= g.count; i++)
+    out[`${g.prefix ?? 'sim-chat-'}${String(i).padStart(width, '0')}`] = g.kind ?? 'chat';
+  return out;
 }
 
 /** Reads a JSON config file. */

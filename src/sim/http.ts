@@ -177,14 +177,19 @@ export class SimReply {
 
   /**
    * Streams server-sent events with the configured per-event delay. Faults: `burst` delivers all events in one
-   * write at the end; `drop` cuts the connection after `after` events; `slow` stalls forever after the first.
+   * write at the end; `drop` cuts the connection after `after` events; `slow` stalls forever after the first;
+   * `no-terminal` leaves out the last event (every route's stream ends with its terminal event); `after-terminal`
+   * sends the event before the terminal one again after it.
    */
   async sse(
-    events: AsyncIterable<SseOut> | Iterable<SseOut>,
+    source: AsyncIterable<SseOut> | Iterable<SseOut>,
     signal: AbortSignal,
     options: SseOptions = {},
   ): Promise<void> {
     this.sent = true;
+    const noTerminal = this.#has('no-terminal') !== undefined;
+    const afterTerminal = this.#has('after-terminal') !== undefined;
+    const events = noTerminal || afterTerminal ? reshapeEnd(source, afterTerminal) : source;
     this.res.writeHead(
       200,
       this.#headers({
@@ -255,6 +260,26 @@ export class SimReply {
     }
     this.res.end(buffered);
   }
+}
+
+/**
+ * The events of a stream with its last (terminal) event left out, or followed by a repeat of the event before it
+ * (`again`): held one event back, so the last is known when the source ends.
+ */
+async function* reshapeEnd(
+  events: AsyncIterable<SseOut> | Iterable<SseOut>,
+  again: boolean,
+): AsyncGenerator<SseOut> {
+  let before: SseOut | undefined;
+  let held: SseOut | undefined;
+  for await (const e of events) {
+    if (held !== undefined) yield held;
+    before = held;
+    held = e;
+  }
+  if (!again) return;
+  if (held !== undefined) yield held;
+  if (before !== undefined) yield before;
 }
 
 /** Reads a whole request body. */

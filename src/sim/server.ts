@@ -99,6 +99,11 @@ export class Sim {
     this.#faultHits.clear();
   }
 
+  /** True when a `vanish` fault names `model`: the model list leaves it out (whatever the fault's route). */
+  vanished(model: string): boolean {
+    return this.config.faults.some((f) => f.kind === 'vanish' && f.model === model);
+  }
+
   /** The faults that apply to one request of `route` (consumes `times`); `model`: the model the body names. */
   faultsFor(route: string, model?: string): FaultRule[] {
     const out: FaultRule[] = [];
@@ -269,6 +274,18 @@ export class Sim {
   ): boolean {
     const { req, res, reply, shape, requestId, signal } = o;
     for (const f of faults) {
+      if (f.kind === 'vanish' && f.model !== undefined) {
+        reply.error(
+          404,
+          'model_not_found',
+          `The model \`${f.model}\` does not exist or is not visible to this token`,
+          shape,
+          {
+            param: 'model',
+          },
+        );
+        return true;
+      }
       if (f.kind === 'status') {
         const status = f.status ?? 500;
         reply.error(

@@ -76,3 +76,68 @@ describe('sim: extra models per kind, misconfigured models, faults per model', (
     expect((await post(sim.baseUrl, '/v1/chat/completions', token, chat('chat-3-vl-plus'))).status).toBe(503);
   });
 });
+
+async function streamText(sim: { baseUrl: string; env: { GW_TOKEN: string } }, path: string, body: object) {
+  const r = await fetch(`${sim.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sim.env.GW_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  return (await r.text()).split('\n\n').filter((f) => f.trim() !== '');
+}
+
+const STREAMS: ReadonlyArray<readonly [string, object, string]> = [
+  ['/v1/chat/completions', chat('chat-3.7-plus'), 'data: [DONE]'],
+  [
+    '/v1/responses',
+    { model: 'chat-3.7-plus', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }] },
+    'event: response.completed',
+  ],
+  ['/v1/messages', { ...chat('chat-3.7-plus'), max_tokens: 8 }, 'event: message_stop'],
+];
+
+describe('sim: stream faults per model, vanished models, generated models', () => {
+  it('no-terminal leaves out the terminal event; after-terminal sends an event after it; others untouched', async () => {
+    for (const [path, body, terminal] of STREAMS) {
+      const sim = await useSim();
+      const clean = await streamText(sim, path, body);
+      expect(clean.at(-1)).toContain(terminal);
+      sim.sim.addFault({ route: `POST ${path}`, kind: 'no-terminal', model: 'chat-3.7-plus' });
+      const cut = await streamText(sim, path, body);
+      expect(cut).toHaveLength(clean.length - 1);
+      expect(cut.join('\n')).not.toContain(terminal);
+      sim.sim.clearFaults();
+      sim.sim.addFault({ route: `POST ${path}`, kind: 'after-terminal', model: 'chat-3.7-plus' });
+      const after = await streamText(sim, path, body);
+      expect(after).toHaveLength(clean.length + 1);
+      expect(after.at(-2)).toContain(terminal);
+      expect(after.at(-1)).toBe(after.at(-3));
+      // Another model is not hit.
+      expect(await streamText(sim, path, { ...body, model: 'chat-3-vl-plus' })).toHaveLength(clean.length);
+    }
+  });
+
+  it('vanish drops a model from the list and answers model_not_found for it; generatedModels lists many', async () => {
+    const sim = await useSim({ generatedModels: { count: 250 } });
+    const list = async () =>
+      (
+        (await (
+          await fetch(`${sim.baseUrl}/v1/models`, {
+            headers: { authorization: `Bearer ${sim.env.GW_TOKEN}` },
+          })
+        ).json()) as { data: Array<{ id: string }> }
+      ).data.map((m) => m.id);
+    const before = await list();
+    expect(before.filter((m) => m.startsWith('sim-chat-'))).toHaveLength(250);
+    expect(before).toContain('sim-chat-001');
+    expect(before).toContain('sim-chat-250');
+    const token = sim.env.GW_TOKEN;
+    expect((await post(sim.baseUrl, '/v1/chat/completions', token, chat('sim-chat-017'))).status).toBe(200);
+    sim.sim.addFault({ route: '*', kind: 'vanish', model: 'sim-chat-017' });
+    const after = await list();
+    expect(before.filter((m) => !after.includes(m))).toEqual(['sim-chat-017']);
+    const gone = await post(sim.baseUrl, '/v1/chat/completions', token, chat('sim-chat-017'));
+    expect([gone.status, (gone.json.error as { code: string }).code]).toEqual([404, 'model_not_found']);
+    expect((await post(sim.baseUrl, '/v1/chat/completions', token, chat('sim-chat-018'))).status).toBe(200);
+  });
+});

@@ -21,7 +21,7 @@ export function registerModelRoutes(sim: Sim): void {
           ...(sim.config.misconfiguredModels ?? []),
         ]),
       ]
-        .filter((m) => req.canSee(m))
+        .filter((m) => req.canSee(m) && !sim.vanished(m))
         .map((id) => ({
           id,
           object: 'model',
