@@ -53,15 +53,22 @@ export async function stream(
     signal: o.signal,
   });
   const where = `POST ${PATH}`;
-  return typedStream<ChatChunk>(s, where, 'data: [DONE]', (ev) => {
-    if (ev.data === '[DONE]') return END;
-    const json = eventJson(ev.data, where, s);
-    if (ev.event === 'error' || (json !== null && typeof json === 'object' && 'error' in json)) {
-      throw streamError(ev.data, json, s);
-    }
-    // The cheap check accepts the usual chunk; anything else gets the schema's verdict and its readable error.
-    return isPlainChunk(json) ? json : checked(chatChunkSchema, json, where, s);
-  });
+  return typedStream<ChatChunk>(
+    s,
+    where,
+    'data: [DONE]',
+    (ev) => {
+      if (ev.data === '[DONE]') return END;
+      const json = eventJson(ev.data, where, s);
+      if (ev.event === 'error' || (json !== null && typeof json === 'object' && 'error' in json)) {
+        throw streamError(ev.data, json, s);
+      }
+      // The cheap check accepts the usual chunk; anything else gets the schema's verdict and its readable error.
+      return isPlainChunk(json) ? json : checked(chatChunkSchema, json, where, s);
+    },
+    undefined,
+    { strictEnd: o.strictEnd },
+  );
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

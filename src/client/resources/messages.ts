@@ -85,6 +85,8 @@ export async function stream(
       return checked(messageStreamEventSchema, json, where, s);
     },
     (event) => event.type === 'message_stop',
+
+    { strictEnd: o.strictEnd },
   );
 }
 

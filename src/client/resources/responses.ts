@@ -65,6 +65,8 @@ export async function stream(
       return checked(responseStreamEventSchema, json, where, s) as ResponseStreamEvent;
     },
     (event) => RESPONSE_TERMINAL_EVENTS.includes(event.type),
+
+    { strictEnd: o.strictEnd },
   );
 }
 

@@ -52,13 +52,41 @@ export function typedStream<T>(
   final: string,
   step: (ev: SseEvent) => T | typeof END | typeof SKIP,
   last: (v: T) => boolean = () => false,
+  o: { strictEnd?: boolean | undefined } = {},
 ): TypedStream<T> {
+  /** `strictEnd`: the rest of the stream after its final event, which must hold no event. */
+  async function afterEnd(rest: readonly SseEvent[], more: AsyncIterator<SseEvent[]>): Promise<void> {
+    let extra = rest[0];
+    while (extra === undefined) {
+      const next = await more.next();
+      if (next.done === true) return;
+      extra = next.value[0];
+    }
+    throw new ResponseShapeError(
+      `${where}: an event after the final event (${final}): ${extra.event !== undefined ? `event: ${extra.event}, ` : ''}data: ${extra.data.slice(0, 80)}`,
+      { status: s.status, requestId: s.requestId },
+    );
+  }
   async function* batches(): AsyncGenerator<T[]> {
-    for await (const evs of s.batches) {
+    const source = s.batches[Symbol.asyncIterator]();
+    try {
+      yield* typed(source);
+    } finally {
+      // As a for-await would: the body is released however the reading ends (an error, a consumer's break).
+      await source.return?.();
+    }
+  }
+  async function* typed(source: AsyncIterator<SseEvent[]>): AsyncGenerator<T[]> {
+    for (;;) {
+      const read = await source.next();
+      if (read.done === true) break;
+      const evs = read.value;
       const out: T[] = [];
       let ended = false;
       let failure: { error: unknown } | undefined;
-      for (const ev of evs) {
+      let i = 0;
+      for (; i < evs.length; i++) {
+        const ev = evs[i] as SseEvent;
         let v: T | typeof END | typeof SKIP;
         try {
           v = step(ev);
@@ -83,7 +111,10 @@ export function typedStream<T>(
       }
       if (out.length > 0) yield out;
       if (failure !== undefined) throw failure.error;
-      if (ended) return;
+      if (ended) {
+        if (o.strictEnd === true) await afterEnd(evs.slice(i + 1), source);
+        return;
+      }
     }
     throw truncated(where, final, s);
   }
@@ -104,6 +135,11 @@ export function typedStream<T>(
 /** Per-call options of the text resources. */
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /**
+   * Streams: after the final event, read on to the end of the stream; an event there throws ResponseShapeError
+   * (a probe of the stream's grammar). Off by default: the stream is closed at its final event.
+   */
+  strictEnd?: boolean | undefined;
 }
 
 /** Checks a request body with the contract when the client validates (a violation is an error naming the field). */

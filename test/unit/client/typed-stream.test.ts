@@ -68,6 +68,25 @@ describe('typedStream', () => {
     expect((error as Error).message).toBe('boom');
   });
 
+  it('strictEnd reads on after the final event: an event there is a ResponseShapeError, silence passes', async () => {
+    for (const groups of [[['a', 'end', 'late']], [['a', 'end'], [], ['late']], [['a', 'stop'], ['late']]]) {
+      const s = typedStream(fakeStream(groups), 'POST /x', 'end', step, (v) => v === 'stop', {
+        strictEnd: true,
+      });
+      const { got, error } = await drain(s.events);
+      expect(got[0]).toBe('a');
+      expect(error).toBeInstanceOf(ResponseShapeError);
+      expect((error as Error).message).toBe('POST /x: an event after the final event (end): data: late');
+    }
+    const clean = typedStream(fakeStream([['a', 'end'], []]), 'W', 'end', step, undefined, {
+      strictEnd: true,
+    });
+    expect(await drain(clean.events)).toEqual({ got: ['a'], error: undefined });
+    // Without it, what follows the final event is never read.
+    const lax = typedStream(fakeStream([['a', 'end', 'late']]), 'W', 'end', step);
+    expect(await drain(lax.events)).toEqual({ got: ['a'], error: undefined });
+  });
+
   it('ends after a value that `last` marks final', async () => {
     const s = typedStream(fakeStream([['a', 'stop', 'z']]), 'W', 'stop', step, (v) => v === 'stop');
     expect((await drain(s.events)).got).toEqual(['a', 'stop']);
