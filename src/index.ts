@@ -26,6 +26,7 @@ export {
   TimeoutError,
   UserAbortError,
   ResponseShapeError,
+  TruncatedStreamError,
   RequestValidationError,
   TaskFailedError,
   errorFromBody,

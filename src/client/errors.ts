@@ -114,6 +114,9 @@ export class ConnectionError extends GatewayError {
   }
 }
 
+/** An event stream that ended cleanly before its final event: the answer may be incomplete. */
+export class TruncatedStreamError extends ConnectionError {}
+
 /** No answer (or no next event, or no next bytes) within the time limit. */
 export class TimeoutError extends GatewayError {
   constructor(message: string, o: { requestId?: string | undefined; cause?: unknown; hint?: string } = {}) {

@@ -7,13 +7,7 @@
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { formatDuration } from '../core/duration.js';
 import { InterruptedError, TimeoutError } from '../core/errors.js';
-import {
-  PROBE_MAX_TOKENS,
-  TASK_KINDS,
-  modelKindOf,
-  type ModelKind,
-  type ModelKindInfo,
-} from '../contract/model-kinds.js';
+import { TASK_KINDS, modelKindOf, type ModelKind, type ModelKindInfo } from '../contract/model-kinds.js';
 import {
   VIDEO_REFERENCE_RULES,
   minVideoSecondsFor,
@@ -21,7 +15,7 @@ import {
   type VideoReferenceRule,
 } from '../contract/video.js';
 import { BudgetLedger, type Budget } from './budget.js';
-import { CHECKS, type Check, type CheckContext } from './checks.js';
+import type { Check, CheckContext } from './checks.js';
 import {
   DEFAULT_PLAN,
   errorOf,
@@ -32,8 +26,8 @@ import {
   type CheckRecord,
   type CreatedKind,
   type ProbeReport,
-  type StreamTiming,
 } from './runner.js';
+import { TEXT_APIS, type TextApi } from './stream-grammar.js';
 
 /** Requests in flight at most. */
 export const ALL_MODELS_CONCURRENCY = 3;
@@ -69,6 +63,8 @@ export interface PlannedRow {
   check: string;
   kind?: ModelKind;
   info?: ModelKindInfo;
+  /** The text API a text row calls (a chat model is probed on each text API --kind selects). */
+  api?: TextApi;
   stream: boolean;
   /** Set when the row is not sent. */
   skip?: { detail: string; class?: string };
@@ -83,17 +79,24 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-const STREAMABLE: readonly ModelKind[] = ['chat', 'responses', 'messages'];
-
-/** The check names of a kind's rows: `chat` and, with both modes, `chat-stream`. */
-function checksOf(kind: ModelKind, both: boolean): Array<{ check: string; stream: boolean }> {
-  if (!STREAMABLE.includes(kind)) return [{ check: kind, stream: false }];
-  return both
-    ? [
-        { check: kind, stream: false },
-        { check: `${kind}-stream`, stream: true },
-      ]
-    : [{ check: kind, stream: false }];
+/**
+ * The rows of a model of `kind`: a text model gets one per text API it serves (a chat model: every text API among
+ * `kinds`; a responses or messages model: its own) and, with both modes, a streamed one each (`chat-stream`); a
+ * model of another kind gets one row named after its kind.
+ */
+function rowsOf(
+  kind: ModelKind,
+  kinds: readonly ModelKind[],
+  both: boolean,
+): Array<{ check: string; api?: TextApi; stream: boolean }> {
+  if (!(TEXT_APIS as readonly string[]).includes(kind)) return [{ check: kind, stream: false }];
+  const served = kind === 'chat' ? TEXT_APIS.filter((a) => kinds.includes(a)) : [kind as TextApi];
+  // Not selected at all: one row says so.
+  if (served.length === 0) return [{ check: kind, api: kind as TextApi, stream: false }];
+  return served.flatMap((api) => [
+    { check: api, api, stream: false },
+    ...(both ? [{ check: `${api}-stream`, api, stream: true }] : []),
+  ]);
 }
 
 /** Plans the rows for the listed models: kind, selection, globs, budget. */
@@ -119,10 +122,10 @@ export function planRows(models: readonly string[], o: AllModelsOptions): Planne
     const kind = info.kind;
     const base = { model, kind, info };
     const glob = globs.find(([, re]) => re.test(model));
-    for (const { check, stream } of checksOf(kind, o.bothStreamModes)) {
-      const row: PlannedRow = { ...base, check, stream };
+    for (const { check, api, stream } of rowsOf(kind, o.kinds, o.bothStreamModes)) {
+      const row: PlannedRow = { ...base, check, stream, ...(api !== undefined ? { api } : {}) };
       if (glob !== undefined) row.skip = { detail: `skipped (--skip-model ${glob[0]})` };
-      else if (!o.kinds.includes(kind)) {
+      else if (!o.kinds.includes(api ?? kind)) {
         row.skip = {
           detail: TASK_KINDS.includes(kind)
             ? `not probed: ${kind} creates a paid task (add --kind ${kind} and a --budget to probe it)`
@@ -182,233 +185,12 @@ export function classify(e: CheckError): string {
   return 'model';
 }
 
-const PROMPT = 'Reply with the single word: ok';
 const NOTE: Record<string, string> = {
   auth: 'the token was refused: not a model fault',
   quota: 'quota or balance exhausted: not a model fault',
   'rate-limit': 'rate limited: not a model fault',
   timeout: 'no answer within the row time limit',
 };
-
-function rec(v: unknown): Record<string, unknown> {
-  return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
-}
-
-/** Text a stream event carries (chat delta, responses output_text delta, messages text/thinking delta). */
-function eventText(ev: unknown): string {
-  const e = rec(ev);
-  let out = '';
-  for (const choice of Array.isArray(e.choices) ? e.choices : []) {
-    const d = rec(rec(choice).delta);
-    for (const k of ['content', 'reasoning_content']) if (typeof d[k] === 'string') out += d[k];
-  }
-  if (typeof e.type === 'string' && e.type.endsWith('.delta') && typeof e.delta === 'string') out += e.delta;
-  const delta = rec(e.delta);
-  for (const k of ['text', 'thinking']) if (typeof delta[k] === 'string') out += delta[k];
-  return out;
-}
-
-/** Drains a stream: chunk timing, time to first text. */
-async function drain(
-  events: AsyncIterable<unknown>,
-  now: () => number,
-  t0: number,
-): Promise<{ chunks: number; ttft?: number; timing?: StreamTiming; text: string }> {
-  let chunks = 0;
-  let first: number | undefined;
-  let last = 0;
-  let ttft: number | undefined;
-  let text = '';
-  for await (const ev of events) {
-    const t = now() - t0;
-    chunks++;
-    first ??= t;
-    last = t;
-    const piece = eventText(ev);
-    if (piece !== '') {
-      ttft ??= t;
-      text += piece;
-    }
-  }
-  return {
-    chunks,
-    text,
-    ...(ttft !== undefined ? { ttft } : {}),
-    ...(first !== undefined ? { timing: { chunks, firstMs: first, lastMs: last } } : {}),
-  };
-}
-
-const api = {
-  chat: () => import('../client/resources/chat.js'),
-  responses: () => import('../client/resources/responses.js'),
-  messages: () => import('../client/resources/messages.js'),
-  embeddings: () => import('../client/resources/embeddings.js'),
-  images: () => import('../client/resources/images.js'),
-  alpha: () => import('../client/resources/alpha.js'),
-  beta: () => import('../client/resources/beta-tasks.js'),
-  models: () => import('../client/resources/models.js'),
-};
-
-/** Sends one row's request and judges the answer. */
-async function sendRow(
-  row: PlannedRow,
-  client: GatewayClient,
-  signal: AbortSignal,
-  o: AllModelsOptions,
-  ctxFor: () => CheckContext,
-  now: () => number,
-): Promise<CheckOutcome> {
-  const model = row.model;
-  const maxTokens = row.info?.reasoning === true ? PROBE_MAX_TOKENS.reasoning : PROBE_MAX_TOKENS.plain;
-  const s = { signal };
-  const ok = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
-    status: 'pass',
-    detail,
-    ...extra,
-  });
-  const bad = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
-    status: 'fail',
-    detail,
-    ...extra,
-  });
-  const messages = [{ role: 'user', content: PROMPT }];
-  if (row.stream) {
-    const t0 = now();
-    const kind = row.kind;
-    const stream =
-      kind === 'chat'
-        ? await (await api.chat()).stream(client, { model, messages, max_tokens: maxTokens }, s)
-        : kind === 'responses'
-          ? await (
-              await api.responses()
-            ).stream(
-              client,
-              {
-                model,
-                input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }],
-                max_output_tokens: maxTokens,
-              } as never,
-              s,
-            )
-          : await (await api.messages()).stream(client, { model, max_tokens: maxTokens, messages }, s);
-    const d = await drain(stream.events as AsyncIterable<unknown>, now, t0);
-    const at = { requestId: stream.requestId, ttftMs: d.ttft, stream: d.timing };
-    if (d.ttft === undefined) return bad(`no text in ${d.chunks} events`, at);
-    return ok(`${d.chunks} events, first token at ${Math.round(d.ttft)}ms`, at);
-  }
-  switch (row.kind) {
-    case 'chat': {
-      const res = await (await api.chat()).create(client, { model, messages, max_tokens: maxTokens }, s);
-      const choice = rec(res.data.choices[0]);
-      const msg = rec(choice.message);
-      const text = [msg.content, msg.reasoning_content].filter((t) => typeof t === 'string').join('');
-      const usage = rec(res.data.usage);
-      if (text === '' && choice.finish_reason !== 'length')
-        return bad('no assistant text in choices[0]', { requestId: res.requestId });
-      return ok(
-        `${JSON.stringify(text.slice(0, 20))} (${typeof usage.completion_tokens === 'number' ? usage.completion_tokens : '?'} out tokens)`,
-        { requestId: res.requestId },
-      );
-    }
-    case 'responses': {
-      const r = await api.responses();
-      const res = await r.create(
-        client,
-        {
-          model,
-          input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }],
-          max_output_tokens: maxTokens,
-        } as never,
-        s,
-      );
-      const text = r.outputText(res.data);
-      const status = rec(res.data).status;
-      if (text === '' && status !== 'incomplete')
-        return bad('the answer carries no output text', { requestId: res.requestId });
-      return ok(`${JSON.stringify(text.slice(0, 20))}${status === 'incomplete' ? ' (incomplete)' : ''}`, {
-        requestId: res.requestId,
-      });
-    }
-    case 'messages': {
-      const m = await api.messages();
-      const res = await m.create(client, { model, max_tokens: maxTokens, messages }, s);
-      const text = m.text(res.data);
-      if (text === '' && rec(res.data).stop_reason !== 'max_tokens')
-        return bad('no text block', { requestId: res.requestId });
-      return ok(JSON.stringify(text.slice(0, 20)), { requestId: res.requestId });
-    }
-    case 'embeddings': {
-      const e = await api.embeddings();
-      const res = await e.create(client, { model, input: ['gw probe'] }, s);
-      const v = e.vectors(res.data);
-      if (v.length === 0 || v[0]?.length === 0)
-        return bad('no vector in data[]', { requestId: res.requestId });
-      return ok(`1 vector of ${v[0]?.length ?? 0} dims`, { requestId: res.requestId });
-    }
-    case 'image':
-    case 'image-edit': {
-      const images = await api.images();
-      const body = { model, prompt: 'gw probe: a small blue square', n: 1, response_format: 'url' };
-      const res =
-        row.kind === 'image'
-          ? await images.generate(client, body as never, s)
-          : await images.edit(client, { ...body, images: [{ image_url: o.probeImage }] } as never, s);
-      const n = Array.isArray(res.data.data) ? res.data.data.length : 0;
-      if (n === 0)
-        return bad('no image in data[] (an edit model and a public input URL are needed)', {
-          requestId: res.requestId,
-        });
-      return ok(`${n} image`, { requestId: res.requestId });
-    }
-    case 'video': {
-      const video = CHECKS.find((c) => c.id === 'video') as Check;
-      return video.run(ctxFor());
-    }
-    case 'alpha': {
-      const a = await api.alpha();
-      const res = await a.image2video(
-        client,
-        { model_name: model, image: o.probeImage, prompt: 'gw probe', mode: 'std', duration: '5' },
-        s,
-      );
-      const id = res.data.data.task_id;
-      o.onCreated?.('alpha', id, model, res.data.request_id ?? res.requestId);
-      return ok(
-        `task ${id} ${res.data.data.task_status} (the documents show no query endpoint: not followed)`,
-        {
-          requestId: res.data.request_id ?? res.requestId,
-          data: { taskId: id },
-        },
-      );
-    }
-    case 'beta': {
-      const b = await api.beta();
-      const created = await b.create(
-        client,
-        {
-          model,
-          content: [{ type: 'text', text: 'gw probe: a slow pan over a calm sea' }],
-          resolution: '480p',
-          duration: 4,
-          generate_audio: false,
-        },
-        s,
-      );
-      const id = created.data.id;
-      o.onCreated?.('beta-task', id, model, created.requestId);
-      const done = await b.wait(client, id, {
-        signal,
-        timeoutMs: o.taskTimeoutMs,
-        initialMs: o.videoPoll.initialMs,
-        maxMs: o.videoPoll.maxMs,
-      });
-      const at = { requestId: created.requestId, data: { taskId: id, state: done.status } };
-      return done.status === 'succeeded' ? ok(`${id} succeeded`, at) : bad(`${id} ended ${done.status}`, at);
-    }
-    default:
-      return bad(`no probe for kind ${String(row.kind)}`);
-  }
-}
 
 /** Runs one planned row within its time limit; returns its record. */
 async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): Promise<CheckRecord> {
@@ -444,7 +226,7 @@ async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): 
   const signal = timer.signal;
   const exchanges: Exchange[] = [];
   const client = await o.client({ validate: true, onExchange: (x) => exchanges.push(x) });
-  const ctxFor = (): CheckContext => ({
+  const checkContext = (): CheckContext => ({
     plan: { ...DEFAULT_PLAN, models: [], videoModel: row.model },
     signal,
     videoTimeoutMs: o.taskTimeoutMs,
@@ -459,7 +241,17 @@ async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): 
   const started = now();
   let outcome: CheckOutcome;
   try {
-    outcome = await sendRow(row, client, signal, o, ctxFor, now);
+    const { sendRow } = await import('./row-requests.js');
+    outcome = await sendRow(row, {
+      client,
+      signal,
+      now,
+      probeImage: o.probeImage,
+      taskTimeoutMs: o.taskTimeoutMs,
+      videoPoll: o.videoPoll,
+      checkContext,
+      ...(o.onCreated !== undefined ? { onCreated: o.onCreated.bind(o) } : {}),
+    });
   } catch (e) {
     if (o.signal.aborted) throw e instanceof InterruptedError ? e : new InterruptedError();
     const flag = task ? '--video-timeout' : '--model-timeout';
@@ -513,7 +305,7 @@ export async function runAllModels(o: AllModelsOptions): Promise<ProbeReport> {
   const started = now();
   try {
     const client = await o.client({ validate: true, onExchange: (x) => exchanges.push(x) });
-    const res = await (await api.models()).list(client, { signal: o.signal });
+    const res = await (await import('../client/resources/models.js')).list(client, { signal: o.signal });
     models = res.data.data.map((m) => m.id);
     listOutcome = {
       status: 'pass',

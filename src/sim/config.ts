@@ -50,6 +50,8 @@ export interface FaultRule {
   probability?: number;
   /** Only requests whose body names this model (`model`, or alpha's `model_name`). */
   model?: string;
+  /** Only streamed requests (`true`: the body asks `"stream": true`) or only the others (`false`). */
+  stream?: boolean;
 }
 
 /** Request kinds an extra model serves (`extraModels`): `chat` also serves responses and messages. */

@@ -104,12 +104,16 @@ export class Sim {
     return this.config.faults.some((f) => f.kind === 'vanish' && f.model === model);
   }
 
-  /** The faults that apply to one request of `route` (consumes `times`); `model`: the model the body names. */
-  faultsFor(route: string, model?: string): FaultRule[] {
+  /**
+   * The faults that apply to one request of `route` (consumes `times`); `model`: the model the body names;
+   * `stream`: whether the body asks for a stream.
+   */
+  faultsFor(route: string, model?: string, stream?: boolean): FaultRule[] {
     const out: FaultRule[] = [];
     for (const f of this.config.faults) {
       if (f.route !== '*' && f.route !== route) continue;
       if (f.model !== undefined && f.model !== model) continue;
+      if (f.stream !== undefined && f.stream !== (stream === true)) continue;
       const hits = this.#faultHits.get(f) ?? 0;
       if (f.times !== undefined && hits >= f.times) continue;
       if (f.probability !== undefined && this.random() >= f.probability) continue;
@@ -180,7 +184,7 @@ export class Sim {
     const b = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
     const named =
       typeof b.model === 'string' ? b.model : typeof b.model_name === 'string' ? b.model_name : '';
-    const faults = this.faultsFor(routeKey, named);
+    const faults = this.faultsFor(routeKey, named, b.stream === true);
     const simReq: SimRequest = {
       method,
       path: url.pathname,

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { formatPath } from '../../contract/validate.js';
 import { requireValid } from '../validation.js';
-import { ConnectionError, GatewayError, ResponseShapeError, errorFromBody } from '../errors.js';
+import { GatewayError, ResponseShapeError, TruncatedStreamError, errorFromBody } from '../errors.js';
 import type { ApiResult, GatewayClient, StreamResult } from '../gateway-client.js';
 import type { SseEvent } from '../sse.js';
 
@@ -64,7 +64,7 @@ export function typedStream<T>(
     }
     throw new ResponseShapeError(
       `${where}: an event after the final event (${final}): ${extra.event !== undefined ? `event: ${extra.event}, ` : ''}data: ${extra.data.slice(0, 80)}`,
-      { status: s.status, requestId: s.requestId },
+      { status: s.status, requestId: s.requestId, code: 'event_after_final' },
     );
   }
   async function* batches(): AsyncGenerator<T[]> {
@@ -226,8 +226,8 @@ export function streamError(data: string, json: unknown, s: StreamResult): Gatew
 }
 
 /** The error of a stream that ended before its final event (a truncated answer must not pass as complete). */
-export function truncated(where: string, final: string, s: StreamResult): ConnectionError {
-  return new ConnectionError(
+export function truncated(where: string, final: string, s: StreamResult): TruncatedStreamError {
+  return new TruncatedStreamError(
     `${where}: the stream ended before its final event (${final}); the answer may be incomplete`,
     { requestId: s.requestId },
   );

@@ -26,10 +26,17 @@ Exit: 0 every check that ran passed (warnings allowed) · 1 a check failed · 2 
 
 Every model (--all-models): GET /v1/models, then each listed model gets the cheapest request of its kind
   (chat, responses, messages, embeddings, image, image-edit; video, alpha, beta only when named by --kind,
-  with a --budget their list price is counted against). One row per model and mode: id "<check>:<model>",
-  with "model", "kind" and, on failure, "class": auth, quota or rate-limit (not the model's fault; a rate
-  limit only warns), timeout, model (the model is broken), unknown-kind (listed as not probed). At most
-  3 requests in flight; each row is limited by --model-timeout (tasks by --video-timeout).
+  with a --budget their list price is counted against). A chat model is probed on every text API --kind
+  names (chat, responses, messages); a responses or messages model on its own. One row (cell) per model,
+  API and mode, one request each: id "<check>:<model>" (check e.g. responses-stream), with "model", "kind"
+  and, on failure, "class": auth, quota or rate-limit (not the model's fault; a rate limit only warns),
+  timeout, model (the model is broken), unknown-kind (listed as not probed). A stream is read to its end and
+  must follow its API's grammar, else the cell fails with error.code: stream_cut (the connection broke),
+  stream_no_terminal (no [DONE] / response.completed / message_stop), stream_after_terminal (an event after
+  it), stream_no_usage (no usage in the final event: chat's last chunk, the responses terminal event,
+  messages' message_delta), stream_no_finish_reason (chat), stream_no_message_delta (messages),
+  stream_failed (response.failed), stream_no_text. At most 3 requests in flight; each row is limited by
+  --model-timeout (tasks by --video-timeout).
 SLOs: --slo 'ttft<2s,latency<10s' fails a passing check that misses a bound; --warn-slo marks it degraded
   (status warn, "slo": {"verdict": "degraded", "missed": [...]}, exit 0; JUnit: passed, with the message).
   The bounds are in the report's "slo" (ms). Latency bounds skip task checks (video, alpha, beta).
