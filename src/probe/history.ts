@@ -5,7 +5,9 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ProbeReport } from './runner.js';
+import * as z from 'zod';
+import { maskUserinfo } from '../client/base-url.js';
+import type { ProbeAsk, ProbeReport } from './runner.js';
 
 export const HISTORY_FILE = 'probe-history.jsonl';
 export const HISTORY_ROTATED = 'probe-history.1.jsonl';
@@ -37,10 +39,42 @@ export interface HistoryRun {
   at: string;
   /** Duration, ms. */
   d: number;
+  /** The gateway's base URL (a base URL holds no credentials: normalizeBaseUrl refuses them). */
   gateway: string;
   ok: boolean;
+  /** What the run asked for (runs are compared only when they asked the same); absent from older lines. */
+  asked?: ProbeAsk;
   checks: HistoryCheck[];
 }
+
+const askSchema = z.object({
+  mode: z.enum(['checklist', 'all-models']),
+  checks: z.array(z.string()),
+  models: z.array(z.string()).optional(),
+  bothStreamModes: z.boolean().optional(),
+  skipModels: z.array(z.string()).optional(),
+});
+
+/** A stored line as read back: what the writer above writes (older lines have no `asked`). */
+const historyRunSchema = z.object({
+  v: z.literal(1),
+  at: z.string().refine((t) => Number.isFinite(Date.parse(t)), 'is not a time'),
+  d: z.number(),
+  gateway: z.string(),
+  ok: z.boolean(),
+  asked: askSchema.optional(),
+  checks: z.array(
+    z.object({
+      c: z.string(),
+      m: z.string(),
+      s: z.string(),
+      l: z.number().optional(),
+      t: z.number().optional(),
+      e: z.string().optional(),
+      k: z.string().optional(),
+    }),
+  ),
+});
 
 /** The model a record's check used: an `--all-models` row's own, else the checklist's planned model. */
 function modelOf(c: ProbeReport['checks'][number]): string {
@@ -57,6 +91,7 @@ export function toHistoryRun(r: ProbeReport, models?: Record<string, string>): H
     d: r.durationMs,
     gateway: r.gateway,
     ok: r.summary.failed === 0,
+    ...(r.asked !== undefined ? { asked: r.asked } : {}),
     checks: r.checks.map((c) => {
       const h: HistoryCheck = { c: c.check ?? c.id, m: models?.[c.id] ?? modelOf(c), s: c.status };
       if (c.status !== 'skip') h.l = c.latencyMs;
@@ -91,7 +126,11 @@ export function appendHistory(
   }
 }
 
-/** Every stored run, oldest first (rotated file, then current). Lines that do not parse are skipped. */
+/**
+ * Every stored run, oldest first (rotated file, then current). A line that does not parse or breaks the schema (a
+ * torn last line of a crashed writer, a hand edit) is skipped: a log, not a document. Gateways are named without
+ * credentials masked, should a line an older gw wrote hold them.
+ */
 export function readHistory(dir: string): HistoryRun[] {
   const runs: HistoryRun[] = [];
   for (const name of [HISTORY_ROTATED, HISTORY_FILE]) {
@@ -99,12 +138,14 @@ export function readHistory(dir: string): HistoryRun[] {
     if (!existsSync(file)) continue;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (line.trim() === '') continue;
+      let json: unknown;
       try {
-        const run = JSON.parse(line) as HistoryRun;
-        if (run.v === 1 && typeof run.at === 'string' && Array.isArray(run.checks)) runs.push(run);
+        json = JSON.parse(line);
       } catch {
-        // a torn last line of a crashed writer: skip
+        continue;
       }
+      const run = historyRunSchema.safeParse(json);
+      if (run.success) runs.push({ ...(run.data as HistoryRun), gateway: maskUserinfo(run.data.gateway) });
     }
   }
   return runs;

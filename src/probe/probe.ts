@@ -96,6 +96,12 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
   if (o.allModels !== undefined) {
     const { runAllModels } = await import('./all-models.js');
     report = await runAllModels({ ...common, ...o.allModels, taskTimeoutMs });
+    report.asked = {
+      mode: 'all-models',
+      checks: [...o.allModels.kinds].sort(),
+      bothStreamModes: o.allModels.bothStreamModes,
+      skipModels: [...o.allModels.skipGlobs].sort(),
+    };
   } else {
     const selection = o.selection ?? selectChecks({ extended: false, only: [], skip: [] });
     const plan = o.plan ?? planModels({}, undefined, selection.run);
@@ -110,6 +116,14 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
       ...(s.update !== undefined ? { onUpdate: s.update.bind(s) } : {}),
     });
     labelModels(report, plan);
+    report.asked = {
+      mode: 'checklist',
+      checks: selection.listed
+        .filter((c) => selection.run.has(c.id))
+        .map((c) => c.id)
+        .sort(),
+      models: [...plan.models].sort(),
+    };
   }
   if (o.slo !== undefined || o.warnSlo !== undefined) {
     (await import('./slo.js')).applySlo(report.checks, o.slo, o.warnSlo);

@@ -66,9 +66,28 @@ export interface CheckRecord {
   slo?: { verdict: 'pass' | 'degraded' | 'failed'; missed: string[] };
 }
 
+/**
+ * What a run asked for. Two runs are compared (a baseline diff, the history's changes) only when they asked the
+ * same: the checklist's checks that ran and its planned models, or `--all-models`' kinds, modes and skipped globs.
+ */
+export interface ProbeAsk {
+  mode: 'checklist' | 'all-models';
+  /** Checklist: the ids of the checks that ran; --all-models: the kinds probed. Sorted. */
+  checks: string[];
+  /** Checklist: the planned models. Sorted. */
+  models?: string[];
+  /** --all-models: both stream modes. */
+  bothStreamModes?: boolean;
+  /** --all-models: the --skip-model globs. Sorted. */
+  skipModels?: string[];
+}
+
 /** The whole report (`gw probe --json` prints it as one document). */
 export interface ProbeReport {
+  /** The gateway's base URL, without credentials. */
   gateway: string;
+  /** What the run asked for (comparisons need the same); absent from reports of older versions. */
+  asked?: ProbeAsk;
   startedAt: string;
   finishedAt: string;
   durationMs: number;
@@ -272,6 +291,23 @@ export function labelModels(report: ProbeReport, plan: ProbePlan): void {
     const needs = CHECKS.find((c) => c.id === rec.id)?.needs;
     if (rec.model === undefined && needs !== undefined) rec.model = plan[needs];
   }
+}
+
+/** True when two runs asked for the same (so their cells may be compared, models counted as appeared or vanished). */
+export function sameAsk(a: ProbeAsk | undefined, b: ProbeAsk | undefined): boolean {
+  const key = (x: ProbeAsk): string =>
+    JSON.stringify([x.mode, x.checks, x.models ?? [], x.bothStreamModes === true, x.skipModels ?? []]);
+  return a !== undefined && b !== undefined && key(a) === key(b);
+}
+
+/** What a run asked for, in words (why two runs are not compared). */
+export function askText(a: ProbeAsk | undefined): string {
+  if (a === undefined) return 'not recorded (a run of an older gw)';
+  if (a.mode === 'checklist')
+    return `checks ${a.checks.join(', ')} with ${(a.models ?? []).join(', ') || 'no model'}`;
+  const modes = a.bothStreamModes === true ? ', both stream modes' : '';
+  const skip = (a.skipModels ?? []).length > 0 ? `, skipping ${(a.skipModels ?? []).join(', ')}` : '';
+  return `--all-models of kinds ${a.checks.join(', ')}${modes}${skip}`;
 }
 
 /** Counts statuses. */

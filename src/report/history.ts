@@ -10,7 +10,7 @@ import {
   type StateStyle,
   type TimelineRow,
 } from './charts.js';
-import { figures, page, section, table, utc, type ReportMeta } from './page.js';
+import { figures, page, safeUrl, section, table, utc, type ReportMeta } from './page.js';
 import { ms, pct } from './svg.js';
 import type { HistoryView } from '../probe/history-view.js';
 
@@ -25,8 +25,14 @@ const STATES: StateStyle[] = [
 const MAX_ROWS = 40;
 const MAX_LINES = 6;
 
-function name(s: { check: string; model: string }): string {
-  return s.model ? `${s.check} · ${s.model}` : s.check;
+/** Whether the view holds runs of more than one gateway (then every label names its gateway). */
+function several(h: HistoryView): boolean {
+  return new Set(h.series.map((s) => s.gateway)).size > 1;
+}
+
+function name(s: { check: string; model: string; gateway?: string }, withGateway = false): string {
+  const what = s.model ? `${s.check} · ${s.model}` : s.check;
+  return withGateway && s.gateway !== undefined ? `${safeUrl(s.gateway)} · ${what}` : what;
 }
 
 /** The widest uptime window that has runs, e.g. `1h 98.5%`. */
@@ -57,7 +63,7 @@ function segments(points: readonly [number, string, number | null][], now: numbe
 /** Uptime bars per check and model, the changes of the last run flagged. */
 function uptimeChart(h: HistoryView, now: number): string {
   const rows = h.series.slice(0, MAX_ROWS).map((s): TimelineRow => ({
-    label: name(s),
+    label: name(s, several(h)),
     note: uptimeNote(s.uptime),
     segments: segments(s.points, now),
   }));
@@ -71,7 +77,7 @@ function uptimeChart(h: HistoryView, now: number): string {
             x: lastAt,
             label:
               h.changes.length === 1
-                ? `${h.changes[0]?.kind}: ${name(h.changes[0] as { check: string; model: string })}`
+                ? `${h.changes[0]?.kind}: ${name(h.changes[0] as HistoryView['changes'][number], several(h))}`
                 : `${h.changes.length} changes`,
           },
         ]
@@ -98,7 +104,7 @@ function latencyCharts(h: HistoryView, now: number): { svg: string; drawn: numbe
     .sort((a, b) => b.runs - a.runs)
     .slice(0, MAX_LINES);
   const lines: LineSeries[] = busiest.map((s) => ({
-    name: name(s),
+    name: name(s, several(h)),
     points: s.points
       .filter((p): p is [number, string, number] => p[2] !== null)
       .map((p) => [p[0], p[2]] as const),
@@ -146,10 +152,21 @@ function failuresChart(failingNow: HistoryView['series']): string {
 function seriesTable(h: HistoryView): string {
   const windows = Object.keys(h.series[0]?.uptime ?? {});
   return table({
-    head: ['check', 'model', 'runs', ...windows.map((w) => `up ${w}`), 'p50', 'p90', 'p99', 'last'],
-    numeric: [2, ...windows.map((_, i) => 3 + i), 3 + windows.length, 4 + windows.length, 5 + windows.length],
-    nowrap: [0, 1],
+    head: [
+      'gateway',
+      'check',
+      'model',
+      'runs',
+      ...windows.map((w) => `up ${w}`),
+      'p50',
+      'p90',
+      'p99',
+      'last',
+    ],
+    numeric: [3, ...windows.map((_, i) => 4 + i), 4 + windows.length, 5 + windows.length, 6 + windows.length],
+    nowrap: [1, 2],
     rows: h.series.map((s) => [
+      safeUrl(s.gateway),
       s.check,
       s.model,
       s.runs,
@@ -186,7 +203,7 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
   const body =
     figures([
       { label: 'runs', value: String(h.runs.length) },
-      { label: 'checks × models', value: String(h.series.length) },
+      { label: 'cells (gateway × check × model)', value: String(h.series.length) },
       {
         label: 'failing now',
         value: String(failingNow.length),
@@ -203,9 +220,9 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
       ? section(
           'What changed since the previous run',
           table({
-            head: ['change', 'check', 'model', 'detail'],
-            rows: h.changes.map((c) => [c.kind, c.check, c.model, c.detail]),
-            nowrap: [0, 1],
+            head: ['gateway', 'change', 'check', 'model', 'detail'],
+            rows: h.changes.map((c) => [safeUrl(c.gateway), c.kind, c.check, c.model, c.detail]),
+            nowrap: [1, 2],
           }),
         )
       : '') +
@@ -217,7 +234,7 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
         )
       : '') +
     (failures ? section('Failures', failures) : '') +
-    section('Per check and model', seriesTable(h));
+    section('Per gateway, check and model', seriesTable(h));
   return page({
     title: 'gw probe history',
     meta,
@@ -227,6 +244,7 @@ export function historyHtml(h: HistoryView, meta: ReportMeta): string {
       ...(lastRun ? [{ label: 'Last run', value: utc(lastRun.at) }] : []),
       ...(h.filters.check ? [{ label: 'Check', value: h.filters.check }] : []),
       ...(h.filters.model ? [{ label: 'Model', value: h.filters.model }] : []),
+      ...(h.filters.gateway ? [{ label: 'Gateway', value: safeUrl(h.filters.gateway) }] : []),
     ],
     body,
   });

@@ -3,8 +3,9 @@
  * baseline diff (`--baseline`), the probe history per gateway, and spend from `--prices`.
  */
 import { describe, expect, it } from 'vitest';
+import type { HistoryView } from '../../src/probe/history-view.js';
 import type { ProbeReport } from '../../src/probe/runner.js';
-import { runGw, type GwResult } from '../helpers/gw.js';
+import { isolatedDirs, runGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 
 function parse(r: GwResult): ProbeReport {
@@ -64,5 +65,46 @@ describe('gw probe --all-models: the stream grammar of each model on each text A
     const posts = sim.requests.filter((q) => q.method === 'POST');
     const rows = report.checks.filter((c) => c.id !== 'models' && c.status !== 'skip');
     expect(posts).toHaveLength(rows.length);
+  });
+});
+
+describe('gw probe history per gateway', () => {
+  it('names each run’s gateway, never averages two gateways, compares like with like', async () => {
+    const a = await useSim({ extraModels: { 'sim-chat-a': 'chat' } });
+    const b = await useSim();
+    const env = { ...a.env, ...isolatedDirs() };
+    const probeA = (args: string[]) =>
+      runGw(['probe', ...args, '--json'], { env: { ...env, GW_BASE_URL: a.baseUrl } });
+    const probeB = (args: string[]) =>
+      runGw(['probe', ...args, '--json'], { env: { ...env, GW_BASE_URL: b.baseUrl } });
+    const kinds = ['--all-models', '--kind', 'chat'];
+    expect((await probeA(kinds)).exitCode).toBe(0);
+    b.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'status', status: 500 });
+    expect((await probeB(['--only', 'models,chat'])).exitCode).toBe(1);
+    // A narrower run of gateway A (other kinds): sim-chat-a is not asked for, so it does not vanish.
+    expect((await probeA(['--all-models', '--kind', 'embeddings'])).exitCode).toBe(0);
+    const h = JSON.parse((await runGw(['probe', 'history', '--json'], { env })).stdout) as HistoryView;
+    expect(new Set(h.runs.map((r) => r.gateway))).toEqual(new Set([a.baseUrl, b.baseUrl]));
+    const chat = h.series.filter((s) => s.check === 'chat' && s.model === 'chat-3.7-plus');
+    expect(chat.map((s) => [s.gateway, s.runs, s.uptime['5m']])).toEqual(
+      [
+        [a.baseUrl, 1, 1],
+        [b.baseUrl, 1, 0],
+      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    );
+    expect(h.changes).toEqual([]);
+    // The same kinds again, with sim-chat-a gone: now it vanished, on gateway A only.
+    a.sim.addFault({ route: '*', kind: 'vanish', model: 'sim-chat-a' });
+    expect((await probeA(kinds)).exitCode).toBe(0);
+    const h2 = JSON.parse(
+      (await runGw(['probe', 'history', '--json', '--gateway', `${a.baseUrl}/v1`], { env })).stdout,
+    ) as HistoryView;
+    expect(h2.changes.map((c) => [c.kind, c.model, c.gateway])).toEqual([
+      ['vanished', 'sim-chat-a', a.baseUrl],
+    ]);
+    expect(new Set(h2.runs.map((r) => r.gateway))).toEqual(new Set([a.baseUrl]));
+    const text = await runGw(['probe', 'history'], { env });
+    expect(text.stdout).toContain(`${b.baseUrl}\tchat\tchat-3.7-plus\t1\t0%`);
+    expect(text.stdout).toContain(`${a.baseUrl}\tchat\tchat-3.7-plus\t2\t100%`);
   });
 });

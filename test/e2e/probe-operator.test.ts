@@ -492,6 +492,7 @@ describe('gw probe history', () => {
     expect(view.changes).toEqual([
       {
         kind: 'stopped-failing',
+        gateway: sim.baseUrl,
         check: 'chat',
         model: 'chat-3.7-plus',
         detail: 'chat chat-3.7-plus recovered',
@@ -522,7 +523,7 @@ describe('gw probe history', () => {
     const text = await runGw(['probe', 'history'], { env });
     expect(text.exitCode).toBe(0);
     // Off a terminal the table is tab-separated columns under a header.
-    expect(text.stdout).toMatch(/^chat\tchat-3\.7-plus\t4\t75%\t75%\t75%\t75%\t/m);
+    expect(text.stdout).toContain(`${sim.baseUrl}\tchat\tchat-3.7-plus\t4\t75%\t75%\t75%\t75%\t`);
     expect(text.stderr).toMatch(/stopped-failing: chat chat-3\.7-plus recovered/);
     // `gw probe` with flags still runs the probe, not the subcommand.
     const again = await runGw(['probe', '--only', 'models', '--model', 'chat-3.7-plus', '--json'], { env });

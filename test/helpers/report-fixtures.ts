@@ -235,6 +235,7 @@ export function historyFixture(hours = 6): HistoryView {
     const upShare = points.filter((p) => p[1] !== 'fail').length / points.length;
     const last = points[points.length - 1]!;
     return {
+      gateway: 'https://gateway.example.com',
       check,
       model,
       runs: points.length,
@@ -252,6 +253,7 @@ export function historyFixture(hours = 6): HistoryView {
     };
   });
   const runs = Array.from({ length: n }, (_, i) => ({
+    gateway: 'https://gateway.example.com',
     at: new Date(T0 + i * every).toISOString(),
     durationMs: 1200,
     ok: series.every((s) => s.points[i]?.[1] !== 'fail'),
@@ -261,6 +263,7 @@ export function historyFixture(hours = 6): HistoryView {
   }));
   const appeared: HistoryView['changes'][number] = {
     kind: 'appeared',
+    gateway: 'https://gateway.example.com',
     check: 'embeddings',
     model: 'text-embedding-v4',
     detail: 'text-embedding-v4 is listed now',

@@ -8,7 +8,7 @@ import type { Flags } from '../../cli/verb.js';
 export default async function run(ctx: Context, opts: Flags<typeof probeHistoryFlags>): Promise<number> {
   const command = ctx.command as CommandLike;
   const parent = ctx.command?.parent;
-  const [{ formatDuration }, { readHistory }, { viewHistory }, { stateDir }] = await Promise.all([
+  const [{ formatDuration }, { readHistory }, { viewHistory, gatewayKey }, { stateDir }] = await Promise.all([
     import('../../core/duration.js'),
     import('../../probe/history.js'),
     import('../../probe/history-view.js'),
@@ -20,15 +20,16 @@ export default async function run(ctx: Context, opts: Flags<typeof probeHistoryF
   const html = htmlFile !== undefined ? await import('../../report/index.js') : undefined;
   const writeHtml = html?.htmlReport(htmlFile as string, command, html.historyHtml, ctx.redactor);
   const all = readHistory(stateDir(ctx.io.env));
-  const gw = opts.gateway?.replace(/\/+$/, '');
-  const runs = gw !== undefined ? all.filter((r) => r.gateway.replace(/\/+$/, '') === gw) : all;
-  const view = viewHistory(runs, {
+  const view = viewHistory(all, {
     now: Date.now(),
     sinceMs,
     check: opts.check,
     // `gw probe --model m history`: the parent's repeatable --model (as with --html above).
     model: opts.model ?? parent?.opts<{ model?: string[] }>().model?.[0],
+    gateway: opts.gateway,
   });
+  const gw = view.filters.gateway;
+  const runs = gw !== undefined ? all.filter((r) => gatewayKey(r.gateway) === gw) : all;
   // The report names the gateways its runs probed (the history may hold several).
   await writeHtml?.(view, [...new Set(runs.map((r) => r.gateway))].join(', ') || 'none recorded');
   const empty = (): string => {
@@ -65,8 +66,9 @@ async function table(ctx: Context, view: HistoryView, formatDuration: (ms: numbe
     v === null || v === undefined ? '-' : `${(Math.floor(v * 1000) / 10).toString()}%`;
   const ms = (v: number | undefined): string => (v === undefined ? '-' : formatDuration(v));
   await ctx.out.table(
-    ['check', 'model', 'runs', '5m', '1h', '1d', '7d', 'p50', 'p90', 'p99', 'last'],
+    ['gateway', 'check', 'model', 'runs', '5m', '1h', '1d', '7d', 'p50', 'p90', 'p99', 'last'],
     view.series.map((s) => [
+      s.gateway,
       s.check,
       s.model,
       String(s.runs),
@@ -79,12 +81,14 @@ async function table(ctx: Context, view: HistoryView, formatDuration: (ms: numbe
       ms(s.latencyMs?.p99),
       `${s.last.status}${s.last.error !== undefined ? ` (${s.last.error})` : ''}${s.failingFor > 1 ? ` ×${s.failingFor}` : ''}`,
     ]),
-    { keep: [0] },
+    { keep: [0, 1] },
   );
   ctx.out.aside(`${view.runs.length} runs${view.since !== null ? ` since ${ctx.out.time(view.since)}` : ''}`);
   if (view.changes.length === 0) ctx.out.aside('no change since the previous run');
   else {
-    ctx.out.aside('changes since the previous run:');
-    for (const c of view.changes) ctx.out.aside(`  ${c.kind}: ${c.detail}`);
+    ctx.out.aside('changes since the previous run (of each gateway):');
+    const several = new Set(view.series.map((s) => s.gateway)).size > 1;
+    for (const c of view.changes)
+      ctx.out.aside(`  ${c.kind}: ${c.detail}${several ? ` (${c.gateway})` : ''}`);
   }
 }

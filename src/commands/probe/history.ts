@@ -27,7 +27,7 @@ export const probeHistoryFlags = z.object({
   }),
   gateway: flag(z.string().optional(), {
     flag: '--gateway <url>',
-    help: 'only runs against this gateway (the history keeps every gateway probed)',
+    help: 'only runs of this gateway (the history keeps every gateway probed)',
   }),
 });
 
@@ -39,19 +39,27 @@ export const probeHistoryVerb = defineVerb<typeof probeHistoryFlags>({
   notes: `Reads the probe history (probe-history.jsonl in the state directory, GW_STATE_DIR): every \`gw probe\` run
 against a gateway (not --sim, not --no-history) and every run of \`gw probe --every\`.
 
-Table: check, model, runs, uptime over 5m / 1h / 1d / 7d (share of runs that passed or warned; "-" when
-none ran in that window), latency p50 / p90 / p99 of the runs that passed, the last status, then what changed
-between the last two runs (a model that appeared or vanished, a check that started or stopped failing).
+Every run names its gateway (the base URL without credentials); figures are per gateway, check and model,
+never averaged over two gateways. --gateway keeps one gateway's runs (a trailing / or /v1 does not matter).
+
+Table: gateway, check, model, runs, uptime over 5m / 1h / 1d / 7d (share of runs that passed or warned; "-"
+when none ran in that window), latency p50 / p90 / p99 of the runs that passed, the last status, then what
+changed since the previous run of each gateway (its latest earlier run that asked the same: the same checks
+and planned models, or the same --all-models kinds, modes and --skip-model globs; else the run just before): a
+check that started or stopped failing (only a cell both runs ran), a model that appeared or vanished (only
+between runs that asked the same: a run that asked for less makes nothing vanish).
 
 JSON (--json), one document:
-  {"generatedAt", "since", "filters",
-   "runs": [{"at", "durationMs", "ok", "passed", "failed", "warned"}],
-   "series": [{"check", "model", "runs", "uptime": {"5m": 1, "1h": 0.98, "1d": null, "7d": …},
+  {"generatedAt", "since", "filters": {"check", "model", "gateway"},
+   "runs": [{"gateway", "at", "durationMs", "ok", "passed", "failed", "warned"}],
+   "series": [{"gateway", "check", "model", "runs", "uptime": {"5m": 1, "1h": 0.98, "1d": null, "7d": …},
                "latencyMs": {"p50", "p90", "p99", "max"} | null, "ttftMs": … | null,
                "last": {"at", "status", "error", "class"}, "failingFor": 0,
                "points": [[<unix ms>, "pass|fail|warn|skip", <latency ms> | null], …]}],
-   "changes": [{"kind": "appeared|vanished|started-failing|stopped-failing", "check", "model", "detail"}],
-   "markers": [{"at", "kind", "check", "model", "detail"}]}   every change between consecutive runs
+   "changes": [{"kind": "appeared|vanished|started-failing|stopped-failing", "gateway", "check", "model",
+                "detail"}],
+   "markers": [{"at", "kind", "gateway", "check", "model", "detail"}]}   every change between consecutive
+                                                                          runs of a gateway
 `,
   examples: [
     `gw probe history`,

@@ -15,7 +15,7 @@ import {
 } from '../../../src/probe/history.js';
 import { changesBetween, percentile, viewHistory } from '../../../src/probe/history-view.js';
 import { ProbeMetrics, seconds } from '../../../src/probe/metrics.js';
-import type { CheckRecord, ProbeReport } from '../../../src/probe/runner.js';
+import type { CheckRecord, ProbeAsk, ProbeReport } from '../../../src/probe/runner.js';
 import { applySlo, parseSlo } from '../../../src/probe/slo.js';
 import { watch } from '../../../src/probe/watch.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -234,17 +234,34 @@ describe('alerts', () => {
 });
 
 describe('history', () => {
-  function run(at: string, checks: HistoryRun['checks']): HistoryRun {
-    return { v: 1, at, d: 10, gateway: 'g', ok: checks.every((c) => c.s !== 'fail'), checks };
+  const ASKED: ProbeAsk = {
+    mode: 'all-models',
+    checks: ['chat'],
+    bothStreamModes: false,
+    skipModels: [],
+  };
+  function run(at: string, checks: HistoryRun['checks'], o: Partial<HistoryRun> = {}): HistoryRun {
+    return {
+      v: 1,
+      at,
+      d: 10,
+      gateway: 'g',
+      ok: checks.every((c) => c.s !== 'fail'),
+      asked: ASKED,
+      checks,
+      ...o,
+    };
   }
 
   it('appends, rotates past its size, reads both files and skips a torn line', () => {
     const dir = tempDir('gw-hist-');
     dirs.push(dir);
     const r = run('2026-01-01T00:00:00.000Z', [{ c: 'chat', m: 'a', s: 'pass', l: 5 }]);
-    expect(appendHistory(dir, r, 200)).toBeUndefined();
-    expect(appendHistory(dir, r, 200)).toBeUndefined();
-    expect(appendHistory(dir, r, 200)).toBeUndefined(); // past 200 bytes: rotated first
+    // One line and a half: the third append finds two lines there and rotates first.
+    const max = Math.ceil(JSON.stringify(r).length * 1.5);
+    expect(appendHistory(dir, r, max)).toBeUndefined();
+    expect(appendHistory(dir, r, max)).toBeUndefined();
+    expect(appendHistory(dir, r, max)).toBeUndefined(); // past max bytes: rotated first
     expect(statSync(join(dir, HISTORY_ROTATED)).size).toBeGreaterThan(0);
     writeFileSync(join(dir, HISTORY_FILE), `${readFileSync(join(dir, HISTORY_FILE), 'utf8')}{"v":1,"at":`);
     expect(readHistory(dir)).toHaveLength(3);
@@ -278,6 +295,38 @@ describe('history', () => {
       ['vanished', 'old'],
     ]);
     expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90)).toBe(9);
+  });
+
+  it('never averages two gateways, and compares only like with like', () => {
+    const now = Date.parse('2026-01-08T00:00:00.000Z');
+    const ago = (ms: number) => new Date(now - ms).toISOString();
+    const other = { gateway: 'h' };
+    const runs = [
+      run(ago(40_000), [{ c: 'chat', m: 'a', s: 'pass', l: 1 }]),
+      run(ago(30_000), [{ c: 'chat', m: 'a', s: 'fail', e: 'x' }], other),
+      run(ago(20_000), [{ c: 'chat', m: 'a', s: 'pass', l: 1 }]),
+      run(ago(10_000), [{ c: 'chat', m: 'a', s: 'pass', l: 1 }], other),
+    ];
+    const v = viewHistory(runs, { now });
+    expect(v.series.map((s) => [s.gateway, s.runs, s.uptime['5m']])).toEqual([
+      ['g', 2, 1],
+      ['h', 2, 0.5],
+    ]);
+    // Each gateway's last run against its own run before: h recovered; g did not change (g's pass is not h's).
+    expect(v.changes.map((c) => [c.gateway, c.kind])).toEqual([['h', 'stopped-failing']]);
+    expect(v.markers.map((c) => [c.gateway, c.kind])).toEqual([['h', 'stopped-failing']]);
+    expect(viewHistory(runs, { now, gateway: 'h/' }).runs).toHaveLength(2);
+    // A run that asked for other kinds makes nothing vanish; a cell one of the runs skipped is not compared.
+    const narrow: ProbeAsk = { ...ASKED, checks: ['embeddings'] };
+    const before = run(ago(20_000), [
+      { c: 'chat', m: 'a', s: 'fail' },
+      { c: 'chat', m: 'b', s: 'pass' },
+    ]);
+    const after = run(ago(10_000), [{ c: 'chat', m: 'a', s: 'skip' }], { asked: narrow });
+    expect(changesBetween(before, after)).toEqual([]);
+    expect(changesBetween(before, { ...after, asked: ASKED }).map((c) => [c.kind, c.model])).toEqual([
+      ['vanished', 'b'],
+    ]);
   });
 });
 

@@ -96,6 +96,7 @@ describe('chart layout', () => {
       since: null,
       filters: {},
       runs: points.map(([t]) => ({
+        gateway: 'https://gw.example',
         at: new Date(t).toISOString(),
         durationMs: 1,
         ok: true,
@@ -105,6 +106,7 @@ describe('chart layout', () => {
       })),
       series: [
         {
+          gateway: 'https://gw.example',
           check: 'chat',
           model: 'm',
           runs: 6,
