@@ -98,3 +98,15 @@ export function positiveInt(field: string): ReturnType<typeof parsed<number>> {
     return Number(t);
   });
 }
+
+/** `--tolerance 10%` (or `10`): a fraction (`gw load`, `gw load compare`, `gw probe --baseline`). */
+export function parseTolerance(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*%?$/.exec(text.trim());
+  const refuse = (rule: string): never => {
+    throw new UsageError(`--tolerance: ${rule}`, { field: '--tolerance' });
+  };
+  if (!m) return refuse(`"${text}" must be a percentage such as 10%`);
+  const v = Number(m[1]);
+  if (v > 1000) refuse(`"${text}" must be at most 1000%`);
+  return v / 100;
+}

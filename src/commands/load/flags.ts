@@ -4,7 +4,7 @@
  * and before anything is sent. `--api video` takes its own subset (a closed loop of paid video tasks).
  */
 import * as z from 'zod';
-import { int, parsed, parsedList, parseInteger } from '../../cli/flag-types.js';
+import { int, parsed, parsedList, parseInteger, parseTolerance } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { parseBudgets } from '../../core/budget.js';
 import { parseDuration, parsePositiveDuration } from '../../core/duration.js';
@@ -30,15 +30,6 @@ function positiveNumber(flagName: string, text: string, max: number): number {
   const n = Number(text);
   if (!(n > 0) || n > max) refuse(flagName, `"${text}" must be above 0 and at most ${max}`);
   return n;
-}
-
-/** `--tolerance 10%` (or `10`): a fraction. */
-export function parseTolerance(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*%?$/.exec(text.trim());
-  if (!m) refuse('--tolerance', `"${text}" must be a percentage such as 10%`);
-  const v = Number(m[1]);
-  if (v > 1000) refuse('--tolerance', `"${text}" must be at most 1000%`);
-  return v / 100;
 }
 
 /** The default of --tolerance. */

@@ -4,19 +4,13 @@
  * complete report is exit 2 naming the file and the first field that breaks the schema, never a comparison of
  * numbers it does not hold (for `compare`, exit 1 means "regressed").
  */
-import { LOCAL_LIMITS, readLocalFile } from '../../core/local-file.js';
+import { readJsonFile } from '../../core/json-file.js';
 import { UsageError } from '../../core/errors.js';
 import { checkReport, SCHEMA, type RunReport } from '../../load/schema.js';
 
 /** Reads and validates a report written by `gw load --out`; `field` names the argument or flag it came from. */
 export async function readReport(path: string, field: string, signal?: AbortSignal): Promise<RunReport> {
-  const bytes = await readLocalFile(path, { flag: field, field, limit: LOCAL_LIMITS.body, signal });
-  let doc: unknown;
-  try {
-    doc = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new UsageError(`${field}: ${path} is not JSON`, { field });
-  }
+  const doc = await readJsonFile(path, field, signal);
   if ((doc as { schema?: unknown } | null)?.schema !== SCHEMA) {
     throw new UsageError(`${field}: ${path} is not a gw load report (schema ${SCHEMA})`, { field });
   }
