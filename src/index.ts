@@ -91,6 +91,7 @@ export type { OutputLine, SavedFile } from './batch/output.js';
 // The probe as a library: runProbe(options) returns the report; nothing printed.
 export {
   runProbe,
+  askOf,
   type ProbeOptions,
   type ProbeSinks,
   type ClientFactory,
@@ -105,6 +106,17 @@ export {
   type CheckStatus,
   type CheckError,
   type ProbePlan,
+  type ProbeAsk,
+  type FailOn,
   type Selection,
 } from './probe/runner.js';
 export type { SloBounds } from './probe/slo.js';
+export {
+  baselineOfReport,
+  compareWithBaseline,
+  type BaselineRun,
+  type BaselineDiff,
+  type BaselineCell,
+  type BaselineChange,
+} from './probe/baseline.js';
+export { probeReportSchema } from './probe/report-schema.js';

@@ -7,6 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSy
 import { join } from 'node:path';
 import * as z from 'zod';
 import { maskUserinfo } from '../client/base-url.js';
+import { askSchema } from './report-schema.js';
 import type { ProbeAsk, ProbeReport } from './runner.js';
 
 export const HISTORY_FILE = 'probe-history.jsonl';
@@ -46,14 +47,6 @@ export interface HistoryRun {
   asked?: ProbeAsk;
   checks: HistoryCheck[];
 }
-
-const askSchema = z.object({
-  mode: z.enum(['checklist', 'all-models']),
-  checks: z.array(z.string()),
-  models: z.array(z.string()).optional(),
-  bothStreamModes: z.boolean().optional(),
-  skipModels: z.array(z.string()).optional(),
-});
 
 /** A stored line as read back: what the writer above writes (older lines have no `asked`). */
 const historyRunSchema = z.object({

@@ -5,6 +5,7 @@
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import type { AllModelsOptions } from './all-models.js';
+import type { BaselineRun } from './baseline.js';
 import type { Check } from './checks.js';
 import {
   labelModels,
@@ -14,6 +15,7 @@ import {
   summarize,
   type CheckRecord,
   type CreatedKind,
+  type ProbeAsk,
   type ProbePlan,
   type ProbeReport,
   type Selection,
@@ -70,6 +72,38 @@ export interface ProbeOptions {
   prepare?: (check: Check) => Promise<void>;
   /** Longest the other checks wait for the slow checks' first answers, ms. */
   headStartMs?: number;
+  /**
+   * Compare the run with a baseline (the report's `baseline`): the run to compare with, or, when there is none
+   * (`--baseline last` with no comparable run), why; `tolerance` is the latency allowance, a fraction.
+   */
+  baseline?: { source: string; tolerance: number } & ({ run: BaselineRun } | { reason: string });
+}
+
+/** The checks and models of a checklist run: the options' own, else the six checks with the documents' models. */
+function checklistOf(o: Pick<ProbeOptions, 'selection' | 'plan'>): { selection: Selection; plan: ProbePlan } {
+  const selection = o.selection ?? selectChecks({ extended: false, only: [], skip: [] });
+  return { selection, plan: o.plan ?? planModels({}, undefined, selection.run) };
+}
+
+/** What a run with these options asks for (the report's `asked`: only runs that asked the same are compared). */
+export function askOf(o: Pick<ProbeOptions, 'selection' | 'plan' | 'allModels'>): ProbeAsk {
+  if (o.allModels !== undefined) {
+    return {
+      mode: 'all-models',
+      checks: [...o.allModels.kinds].sort(),
+      bothStreamModes: o.allModels.bothStreamModes,
+      skipModels: [...o.allModels.skipGlobs].sort(),
+    };
+  }
+  const { selection, plan } = checklistOf(o);
+  return {
+    mode: 'checklist',
+    checks: selection.listed
+      .filter((c) => selection.run.has(c.id))
+      .map((c) => c.id)
+      .sort(),
+    models: [...plan.models].sort(),
+  };
 }
 
 /** Runs the probe once and returns its report (`exitCodeOf(report)` is the CLI's exit code). */
@@ -96,15 +130,8 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
   if (o.allModels !== undefined) {
     const { runAllModels } = await import('./all-models.js');
     report = await runAllModels({ ...common, ...o.allModels, taskTimeoutMs });
-    report.asked = {
-      mode: 'all-models',
-      checks: [...o.allModels.kinds].sort(),
-      bothStreamModes: o.allModels.bothStreamModes,
-      skipModels: [...o.allModels.skipGlobs].sort(),
-    };
   } else {
-    const selection = o.selection ?? selectChecks({ extended: false, only: [], skip: [] });
-    const plan = o.plan ?? planModels({}, undefined, selection.run);
+    const { selection, plan } = checklistOf(o);
     report = await runChecklist({
       ...common,
       selection,
@@ -116,15 +143,8 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
       ...(s.update !== undefined ? { onUpdate: s.update.bind(s) } : {}),
     });
     labelModels(report, plan);
-    report.asked = {
-      mode: 'checklist',
-      checks: selection.listed
-        .filter((c) => selection.run.has(c.id))
-        .map((c) => c.id)
-        .sort(),
-      models: [...plan.models].sort(),
-    };
   }
+  report.asked = askOf(o);
   if (o.slo !== undefined || o.warnSlo !== undefined) {
     (await import('./slo.js')).applySlo(report.checks, o.slo, o.warnSlo);
     report.summary = summarize(report.checks);
@@ -132,6 +152,14 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
       ...(o.slo !== undefined ? { fail: o.slo } : {}),
       ...(o.warnSlo !== undefined ? { warn: o.warnSlo } : {}),
     };
+  }
+  const b = o.baseline;
+  if (b !== undefined) {
+    const { compareWithBaseline, notCompared } = await import('./baseline.js');
+    report.baseline =
+      'run' in b
+        ? compareWithBaseline(b.run, report, b.tolerance)
+        : notCompared(b.source, b.reason, b.tolerance);
   }
   return report;
 }

@@ -5,6 +5,7 @@
 import { formatDuration } from '../core/duration.js';
 import type { Output } from '../ui/output.js';
 import { neutralize } from '../ui/sanitize.js';
+import { baselineLine, type BaselineCell } from './baseline.js';
 import type { CheckRecord, CheckStatus, ProbeReport } from './runner.js';
 
 const WORD: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: 'skip' };
@@ -22,17 +23,48 @@ function latencyCell(c: CheckRecord): string {
   return c.ttftMs !== undefined ? `${total} (ttft ${formatDuration(c.ttftMs)})` : total;
 }
 
+/** A baseline change as the table's column says it (upper case: got worse). */
+function changeWord(c: BaselineCell | undefined): string {
+  if (c === undefined) return '';
+  switch (c.change) {
+    case 'new-failure':
+      return 'NEW FAILURE';
+    case 'slower': {
+      const [b, a] = [c.before?.latencyMs, c.after?.latencyMs];
+      return b !== undefined && a !== undefined && b > 0
+        ? `SLOWER +${Math.round((a / b - 1) * 100)}%`
+        : 'SLOWER';
+    }
+    case 'vanished':
+      return 'VANISHED';
+    case 'appeared':
+      return c.regression ? 'APPEARED, FAILING' : 'appeared';
+    case 'known-failure':
+      return 'known failure';
+    case 'recovered':
+      return 'recovered';
+  }
+}
+
 /**
- * Prints the table (check, result, latency, request id, detail), then the summary and the hints of failures: after
- * the table on a terminal, on stderr off one (stdout holds only the table).
+ * Prints the table (check, result, latency, request id, detail; with a compared baseline also what changed, and
+ * a row for each vanished cell), then the summary and the hints of failures: after the table on a terminal, on
+ * stderr off one (stdout holds only the table).
  */
 export async function printTable(out: Output, r: ProbeReport): Promise<void> {
-  await out.table(
-    ['check', 'result', 'latency', 'request id', 'detail'],
-    r.checks.map((c) => [c.id, WORD[c.status], latencyCell(c), c.requestId ?? '', c.detail]),
-    { keep: [0, 2, 3] },
-  );
+  const cells = r.baseline?.compared === true ? new Map(r.baseline.cells.map((c) => [c.id, c])) : undefined;
+  const rows = r.checks.map((c) => [c.id, WORD[c.status], latencyCell(c), c.requestId ?? '', c.detail]);
+  if (cells !== undefined) {
+    r.checks.forEach((c, i) => rows[i]?.splice(2, 0, changeWord(cells.get(c.id))));
+    for (const v of r.baseline?.cells ?? []) {
+      if (v.change === 'vanished') rows.push([v.id, '-', 'VANISHED', '', '', v.detail]);
+    }
+  }
+  const head = ['check', 'result', 'latency', 'request id', 'detail'];
+  if (cells !== undefined) head.splice(2, 0, 'vs baseline');
+  await out.table(head, rows, { keep: cells !== undefined ? [0, 3, 4] : [0, 2, 3] });
   out.aside(summaryLine(r));
+  if (r.baseline !== undefined) out.aside(baselineLine(r.baseline));
   const classes = new Map<string, number>();
   for (const c of r.checks) if (c.class !== undefined) classes.set(c.class, (classes.get(c.class) ?? 0) + 1);
   if (classes.size > 0) {

@@ -4,6 +4,7 @@
  * token, request id, detail, error). The report order is the order of the checklist, never of completion.
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
+import type { BaselineDiff } from './baseline.js';
 import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
 import type { JournalKind } from '../core/journal.js';
@@ -95,6 +96,8 @@ export interface ProbeReport {
   summary: { passed: number; failed: number; warned: number; skipped: number };
   /** The SLO bounds applied, in milliseconds (with --slo / --warn-slo). */
   slo?: { fail?: Record<string, number>; warn?: Record<string, number> };
+  /** What changed since the baseline run (with --baseline). */
+  baseline?: BaselineDiff;
 }
 
 /** The models the probe plans to use, per role, and the full list the `models` check expects. */
@@ -316,14 +319,22 @@ export function summarize(records: readonly CheckRecord[]): ProbeReport['summary
   return { passed: n('pass'), failed: n('fail'), warned: n('warn'), skipped: n('skip') };
 }
 
+/** What fails a run compared with a baseline: anything that got worse, or (the default) also any failure. */
+export type FailOn = 'regressions' | 'failures';
+
 /**
  * Exit code of a report: 0 when every check that ran passed or warned; 3 when the gateway refused the token
- * (401: nothing can pass until the configuration is fixed); 1 otherwise.
+ * (401: nothing can pass until the configuration is fixed); 1 otherwise. Compared with a baseline, a regression
+ * is a failure too, and with `failOn: 'regressions'` only a regression is (a known failure is not).
  */
-export function exitCodeOf(report: ProbeReport): number {
-  if (report.summary.failed === 0) return 0;
+export function exitCodeOf(report: ProbeReport, failOn: FailOn = 'failures'): number {
   // An --all-models row's 401 concerns that model's channel; only the checklist's (or the model list's) is the token.
-  return report.checks.some((c) => c.check === undefined && c.error?.status === 401) ? 3 : 1;
+  const token = report.checks.some((c) => c.check === undefined && c.error?.status === 401);
+  const diff = report.baseline?.compared === true ? report.baseline : undefined;
+  const regressed = (diff?.summary.regressions ?? 0) > 0;
+  if (diff !== undefined && failOn === 'regressions') return regressed ? (token ? 3 : 1) : 0;
+  if (report.summary.failed === 0 && !regressed) return 0;
+  return token ? 3 : 1;
 }
 
 /** Longest the other checks wait for the first answer to a slow check before they start anyway (ms). */

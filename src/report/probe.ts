@@ -6,7 +6,7 @@ import type { CheckRecord, ProbeReport } from '../probe/runner.js';
 import { barChart, type BarRow, type Rule } from './charts.js';
 import { failureParts } from './failure.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
-import { ms } from './svg.js';
+import { esc, ms } from './svg.js';
 
 /** SLO bounds the run was judged against (`--slo` fail, `--warn-slo` warn), in ms, by measure (ttft, latency). */
 export interface ProbeSlo {
@@ -86,6 +86,53 @@ function latencyChart(r: ProbeDoc): string {
     : '<p class="lead">No check ran.</p>';
 }
 
+/** What changed since the baseline: the figures and a table of the changed cells (or why nothing was compared). */
+function baselineSection(r: ProbeDoc): string {
+  const b = r.baseline;
+  if (b === undefined) return '';
+  const from = `${b.source}${b.startedAt !== undefined ? ` (run of ${utc(b.startedAt)})` : ''}`;
+  if (!b.compared)
+    return section(
+      'Compared with the baseline',
+      `<p class="lead">Not compared with ${esc(from)}: ${esc(b.reason ?? '')}.</p>`,
+    );
+  const s = b.summary;
+  const state = (c?: { status: string; latencyMs?: number; error?: string }): string =>
+    c === undefined
+      ? ''
+      : `${RESULT[c.status as CheckRecord['status']] ?? c.status}${c.latencyMs !== undefined && c.status !== 'skip' ? ` ${ms(c.latencyMs)}` : ''}${c.error ? ` (${c.error})` : ''}`;
+  return section(
+    'Compared with the baseline',
+    figures([
+      {
+        label: 'regressions',
+        value: String(s.regressions),
+        ...(s.regressions > 0 ? { tone: 'bad' as const } : {}),
+      },
+      { label: 'new failures', value: String(s.newFailures) },
+      { label: 'slower', value: String(s.slower) },
+      { label: 'vanished', value: String(s.vanished) },
+      { label: 'recovered', value: String(s.recovered), ...(s.recovered > 0 ? { tone: 'ok' as const } : {}) },
+      { label: 'known failures', value: String(s.knownFailures) },
+    ]) +
+      (b.cells.length > 0
+        ? table({
+            head: ['cell', 'change', 'baseline', 'now', 'detail'],
+            nowrap: [0, 1],
+            rows: b.cells.map((c) => [
+              c.id,
+              c.regression ? c.change.toUpperCase() : c.change,
+              state(c.before),
+              state(c.after),
+              c.detail,
+            ]),
+            rowClass: b.cells.map((c) => (c.regression ? 'fail' : undefined)),
+          })
+        : '<p class="lead">No cell changed.</p>'),
+    `Against ${from}; latency tolerance ${b.tolerancePct}% (and at least ${b.latencyFloorMs} ms). A regression is a new failure, a cell slower beyond the tolerance, a vanished model or a failing new one; a known failure failed in the baseline too.`,
+  );
+}
+
 /** The report's HTML. */
 export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
   const s = r.summary;
@@ -107,6 +154,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
       { label: 'skipped', value: String(s.skipped) },
       { label: 'duration', value: ms(r.durationMs) },
     ]) +
+    baselineSection(r) +
     section('Latency', chart) +
     section(
       'Checks',

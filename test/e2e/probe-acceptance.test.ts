@@ -2,11 +2,14 @@
  * Acceptance after a deployment: the stream grammar of every model on every text API (`--all-models`), the
  * baseline diff (`--baseline`), the probe history per gateway, and spend from `--prices`.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HistoryView } from '../../src/probe/history-view.js';
 import type { ProbeReport } from '../../src/probe/runner.js';
 import { isolatedDirs, runGw, type GwResult } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
 
 function parse(r: GwResult): ProbeReport {
   try {
@@ -106,5 +109,179 @@ describe('gw probe history per gateway', () => {
     const text = await runGw(['probe', 'history'], { env });
     expect(text.stdout).toContain(`${b.baseUrl}\tchat\tchat-3.7-plus\t1\t0%`);
     expect(text.stdout).toContain(`${a.baseUrl}\tchat\tchat-3.7-plus\t2\t100%`);
+  });
+});
+
+const MODELS = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `sim-chat-${x}`);
+const CHAT = ['--all-models', '--kind', 'chat', '--both-stream-modes'];
+
+/** The changed cells of a report, by id and change. */
+function changes(report: ProbeReport): string[] {
+  return (report.baseline?.cells ?? []).map((c) => `${c.id} ${c.change}${c.regression ? ' !' : ''}`).sort();
+}
+
+describe('gw probe --baseline: what did this deployment break?', () => {
+  it('names new failures, a cut stream, a vanished model, a slower cell, recoveries and known failures', async () => {
+    const sim = await useSim({
+      extraModels: Object.fromEntries(MODELS.map((m) => [m, 'chat'])),
+      faults: [
+        { route: 'POST /v1/chat/completions', kind: 'status', status: 500, model: 'sim-chat-c' },
+        { route: 'POST /v1/chat/completions', kind: 'status', status: 500, model: 'sim-chat-f' },
+      ],
+    });
+    const dir = tempDir('gw-baseline-');
+    const env = { ...sim.env, ...isolatedDirs() };
+    const before = await runGw(['probe', ...CHAT, '--json', '--no-history'], { env });
+    expect(before.exitCode, before.stderr).toBe(1);
+    const baseFile = join(dir, 'before.json');
+    // No wall-clock luck: every baseline cell slower than any answer can be, but e's chat cell at 1 ms; e then
+    // gets a 400 ms delay, so it alone is slower beyond any tolerance, however loaded the machine.
+    const base = parse(before);
+    for (const c of base.checks) c.latencyMs = c.id === 'chat:sim-chat-e' ? 1 : 3_600_000;
+    writeFileSync(baseFile, JSON.stringify(base));
+    // The deployment: a starts failing, b's stream is cut, d vanishes, e is slow, f recovers, c still fails.
+    sim.sim.clearFaults();
+    for (const f of [
+      { route: 'POST /v1/chat/completions', kind: 'status', status: 500, model: 'sim-chat-c' },
+      { route: 'POST /v1/chat/completions', kind: 'status', status: 503, model: 'sim-chat-a', stream: false },
+      { route: 'POST /v1/chat/completions', kind: 'drop', after: 3, model: 'sim-chat-b', stream: true },
+      { route: '*', kind: 'vanish', model: 'sim-chat-d' },
+      { route: 'POST /v1/chat/completions', kind: 'latency', ms: 400, model: 'sim-chat-e', stream: false },
+    ] as const)
+      sim.sim.addFault({ ...f });
+    const junit = join(dir, 'probe.xml');
+    const html = join(dir, 'probe.html');
+    const after = await runGw(
+      [
+        'probe',
+        ...CHAT,
+        '--json',
+        '--baseline',
+        baseFile,
+        '--fail-on',
+        'regressions',
+        '--junit',
+        junit,
+        '--html',
+        html,
+      ],
+      { env },
+    );
+    expect(after.exitCode, after.stderr).toBe(1);
+    const report = parse(after);
+    expect(report.baseline).toMatchObject({ source: baseFile, compared: true, tolerancePct: 20 });
+    expect(changes(report)).toEqual([
+      'chat-stream:sim-chat-b new-failure !',
+      'chat-stream:sim-chat-c known-failure',
+      'chat-stream:sim-chat-d vanished !',
+      'chat-stream:sim-chat-f recovered',
+      'chat:sim-chat-a new-failure !',
+      'chat:sim-chat-c known-failure',
+      'chat:sim-chat-d vanished !',
+      'chat:sim-chat-e slower !',
+      'chat:sim-chat-f recovered',
+    ]);
+    expect(cell(report, 'chat-stream:sim-chat-b').error?.code).toBe('stream_cut');
+    // JUnit: each regression a failed case (the vanished ones their own), a known failure skipped.
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(
+      /<testcase classname="gw.probe" name="chat:sim-chat-d" time="0.000">\s*<failure message="vanished since the baseline/,
+    );
+    expect(xml).toMatch(
+      /name="chat:sim-chat-c"[^>]*>\s*<skipped message="known failure \(failing in the baseline too\)/,
+    );
+    expect(xml).toMatch(
+      /name="chat:sim-chat-e"[^>]*>\s*<failure message="slower: [^"]*" type="latency_regression"/,
+    );
+    expect(xml).toMatch(/name="chat:sim-chat-f"[^>]*>\s*<system-out>recovered: passing again/);
+    const page = readFileSync(html, 'utf8');
+    expect(page).toContain('Compared with the baseline');
+    expect(page).toContain('NEW-FAILURE');
+    // The table: a "vs baseline" column, a row per vanished cell, the verdict on stderr.
+    const table = await runGw(['probe', ...CHAT, '--baseline', baseFile, '--no-history'], { env });
+    expect(table.stdout).toMatch(/^chat:sim-chat-a\tFAIL\tNEW FAILURE\t/m);
+    expect(table.stdout).toMatch(/^chat:sim-chat-d\t-\tVANISHED\t\t\tsim-chat-d is no longer listed$/m);
+    expect(table.stderr).toMatch(
+      /^vs baseline \(.*before\.json, [^)]+\): 5 regressions: 2 new failures, 1 slower, 2 vanished, 2 recovered, 2 known failures$/m,
+    );
+  });
+
+  it('exits 0 on known failures with --fail-on regressions, 1 by default; last reads the history', async () => {
+    const sim = await useSim({
+      extraModels: { 'sim-chat-a': 'chat' },
+      faults: [{ route: 'POST /v1/chat/completions', kind: 'status', status: 500, model: 'sim-chat-a' }],
+    });
+    const env = { ...sim.env, ...isolatedDirs() };
+    const args = ['probe', '--all-models', '--kind', 'chat', '--json'];
+    // No history yet: nothing to compare with, said, and judged as without --baseline.
+    const first = await runGw([...args, '--baseline', 'last', '--fail-on', 'regressions'], { env });
+    expect(first.exitCode).toBe(1);
+    expect(parse(first).baseline).toMatchObject({
+      source: 'last',
+      compared: false,
+      reason: `no earlier run of ${sim.baseUrl} in the probe history`,
+    });
+    // A baseline slower than any answer can be: no latency noise can make a cell a regression.
+    const dir = tempDir('gw-baseline-');
+    const slow = parse(first);
+    for (const c of slow.checks) c.latencyMs = 3_600_000;
+    const file = join(dir, 'slow.json');
+    writeFileSync(file, JSON.stringify(slow));
+    const known = await runGw([...args, '--baseline', file, '--fail-on', 'regressions'], { env });
+    expect(known.exitCode, known.stderr).toBe(0);
+    expect(changes(parse(known))).toEqual(['chat:sim-chat-a known-failure']);
+    expect((await runGw([...args, '--baseline', file], { env })).exitCode).toBe(1);
+    // last: the latest run of this gateway that asked the same (the runs above were recorded).
+    const last = await runGw([...args, '--baseline', 'last'], { env });
+    expect(parse(last).baseline).toMatchObject({ source: 'last', compared: true });
+    expect(changes(parse(last))).toEqual(['chat:sim-chat-a known-failure']);
+    const other = await runGw(
+      ['probe', '--all-models', '--kind', 'embeddings', '--json', '--baseline', 'last'],
+      { env },
+    );
+    expect(parse(other).baseline?.reason).toMatch(
+      new RegExp(
+        `^no earlier run of ${sim.baseUrl.replace(/[.]/g, '\\.')} asked for --all-models of kinds embeddings`,
+      ),
+    );
+  });
+
+  it('refuses (exit 2, nothing sent) a baseline file of another gateway, of other checks, or damaged', async () => {
+    const a = await useSim();
+    const b = await useSim();
+    const dir = tempDir('gw-baseline-');
+    const env = { ...a.env, ...isolatedDirs() };
+    const ofB = await runGw(['probe', '--only', 'models,chat', '--json'], { env: { ...env, ...b.env } });
+    const fileB = join(dir, 'b.json');
+    writeFileSync(fileB, ofB.stdout);
+    const mine = await runGw(['probe', '--only', 'models,chat', '--json'], { env });
+    const fileA = join(dir, 'a.json');
+    writeFileSync(fileA, mine.stdout);
+    const damaged = join(dir, 'damaged.json');
+    writeFileSync(damaged, mine.stdout.replace(/"status": ?"pass"/, '"status": "fine"'));
+    const sent = a.requests.length;
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ['--baseline', fileB],
+        new RegExp(
+          `--baseline: .*b\\.json: the baseline is a run of ${b.baseUrl.replace(/\./g, '\\.')}, this run probes`,
+        ),
+      ],
+      [
+        ['--baseline', fileA, '--only', 'models'],
+        /--baseline: .*a\.json: the baseline asked for checks chat, models with chat-3\.7-plus; this run asks for checks models with/,
+      ],
+      [['--baseline', damaged], /--baseline: .*damaged\.json: checks\[0\]\.status: /],
+      [['--baseline', join(dir, 'missing.json')], /--baseline: .*missing\.json/],
+      [['--fail-on', 'regressions'], /--fail-on: only with --baseline/],
+      [['--baseline', fileA, '--tolerance', 'ten'], /--tolerance: "ten" must be a percentage/],
+    ];
+    for (const [flags, message] of cases) {
+      const only = flags.includes('--only') ? [] : ['--only', 'models,chat'];
+      const r = await runGw(['probe', ...only, ...flags], { env });
+      expect(r.exitCode, flags.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    expect(a.requests.length).toBe(sent);
   });
 });

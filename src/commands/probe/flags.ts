@@ -14,7 +14,7 @@ import {
 } from '../../contract/model-kinds.js';
 import { parseBudgets } from '../../core/budget.js';
 import { UsageError } from '../../core/errors.js';
-import { duration, int, parsed, parsedList, positiveDuration } from '../../cli/flag-types.js';
+import { duration, int, parsed, parsedList, parseTolerance, positiveDuration } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { unknownCheck } from '../../probe/check-ids.js';
 import { parseSlo } from '../../probe/slo.js';
@@ -153,6 +153,18 @@ const fields = {
     flag: '--warn-slo <expr>',
     help: 'bounds below which a check is degraded (warn), not failed',
   }),
+  baseline: flag(z.string().min(1).optional(), {
+    flag: '--baseline <probe.json|last>',
+    help: 'compare with an earlier run of this gateway: a gw probe --json file, or last (the history)',
+  }),
+  failOn: flag(z.enum(['regressions', 'failures']).optional(), {
+    flag: '--fail-on <what>',
+    help: 'with --baseline: exit 1 on regressions only, or on any failure too (default failures)',
+  }),
+  tolerance: flag(parsed(parseTolerance).optional(), {
+    flag: '--tolerance <pct>',
+    help: 'with --baseline: how much slower a cell may get (default 20%)',
+  }),
   every: flag(positiveDuration('--every').optional(), {
     flag: '--every <dur>',
     help: 'run again at this interval until Ctrl-C or SIGTERM',
@@ -204,6 +216,8 @@ const COMPANIONS: ReadonlyArray<readonly [keyof Parsed, string, string]> = [
   ['metricsFile', '--metrics-file', '--every <dur>'],
   ['webhook', '--webhook', '--every <dur>'],
   ['alertAfter', '--alert-after', '--webhook <url>'],
+  ['failOn', '--fail-on', '--baseline <probe.json|last>'],
+  ['tolerance', '--tolerance', '--baseline <probe.json|last>'],
 ];
 
 /** The first rule between flags that the command line breaks, as the UsageError to show. */
@@ -213,6 +227,7 @@ export function flagClash(f: Parsed): UsageError | undefined {
     '--all-models': f.allModels === true,
     '--every <dur>': f.every !== undefined,
     '--webhook <url>': f.webhook !== undefined,
+    '--baseline <probe.json|last>': f.baseline !== undefined,
   };
   for (const [key, typed, needed] of COMPANIONS) {
     if (given(key) && needs[needed] !== true)
@@ -238,6 +253,7 @@ export function flagClash(f: Parsed): UsageError | undefined {
     for (const [key, typed, why] of [
       ['junit', '--junit', 'a watch reports through --metrics-* and --webhook'],
       ['html', '--html', 'gw probe history --html draws the runs of a watch'],
+      ['baseline', '--baseline', 'gw probe history shows what changed between the runs of a watch'],
     ] as const) {
       if (given(key)) return new UsageError(`${typed}: not with --every (${why})`, { field: typed });
     }

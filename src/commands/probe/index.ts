@@ -40,6 +40,21 @@ Every model (--all-models): GET /v1/models, then each listed model gets the chea
 SLOs: --slo 'ttft<2s,latency<10s' fails a passing check that misses a bound; --warn-slo marks it degraded
   (status warn, "slo": {"verdict": "degraded", "missed": [...]}, exit 0; JUnit: passed, with the message).
   The bounds are in the report's "slo" (ms). Latency bounds skip task checks (video, alpha, beta).
+Baseline (--baseline <probe.json|last>): what changed since an earlier run of the same gateway, cell by cell
+  (a cell: check x model x stream mode). A file is a gw probe --json report of this gateway that asked for
+  the same (the same checks and planned models, or the same --all-models kinds, modes and --skip-model
+  globs): another gateway, other checks or a damaged file is exit 2 before anything is sent. last is this
+  gateway's latest run in the probe history that asked the same; without one the run is judged as without
+  --baseline, and the report says why. Changes: new-failure, recovered, slower (latency beyond --tolerance,
+  default 20%, and by at least 50 ms: one sample per cell), known-failure (failing in both: not worse),
+  appeared, vanished (a model no longer listed). A regression is a new failure, a slower cell, a vanished
+  model or a failing new one. --fail-on failures (default): exit 1 on any failed check or regression;
+  --fail-on regressions: exit 1 only for what got worse. The table gets a "vs baseline" column and a row per
+  vanished cell; JSON a "baseline" document: {"source", "startedAt", "tolerancePct", "latencyFloorMs",
+  "compared", "reason", "cells": [{"id", "check", "model", "change", "regression", "before", "after",
+  "detail"}], "summary": {"regressions", "newFailures", "recovered", "slower", "knownFailures", "appeared",
+  "vanished"}}; JUnit fails each regression (vanished cells as their own cases) and skips known failures;
+  --html adds a section of the changed cells.
 Watch (--every <dur>): a run per interval, never two at once, until Ctrl-C or SIGTERM (exit 0 after the last
   metrics are written and queued webhooks sent). One summary line per run (--json: one report per line).
   The video check is skipped in a watch unless --only names it; --budget applies to each run.
@@ -63,6 +78,8 @@ History: every run (not --sim, not --no-history) is appended to probe-history.js
     `gw probe --all-models --both-stream-modes --skip-model 'gamma-*'`,
     `gw probe --all-models --kind video --budget 10CNY`,
     `gw probe --slo 'latency<10s' --warn-slo 'ttft<2s,latency<5s' --skip video`,
+    `gw probe --all-models --both-stream-modes --baseline last --fail-on regressions --junit probe.xml`,
+    `gw probe --skip video --json > before.json; gw probe --skip video --baseline before.json`,
     `gw probe --every 1m --skip video --metrics-port 9464 --webhook https://hooks.slack.com/services/…`,
   ],
   handler: () => import('./run.js'),

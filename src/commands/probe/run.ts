@@ -7,7 +7,8 @@ import type { GatewayClient } from '../../client/gateway-client.js';
 import type { ProbeSim } from '../../probe/sim.js';
 import type { AllModelsSettings, ProbeOptions, ProbeSinks } from '../../probe/probe.js';
 import type * as runnerModule from '../../probe/runner.js';
-import type { ProbeReport, Selection } from '../../probe/runner.js';
+import type { ProbeAsk, ProbeReport, Selection } from '../../probe/runner.js';
+import { UsageError } from '../../core/errors.js';
 import type { WatchSettings } from '../../probe/watch-command.js';
 
 type ProbeFlags = Flags<typeof probeFlags>;
@@ -44,6 +45,9 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
     await clientCode;
     const client = await ctx.client(sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {});
     const options = probeOptions(ctx, f, { runner, selection, client, sim });
+    // Read (and a file checked) before any request: a baseline of another gateway or other checks is exit 2.
+    if (f.baseline !== undefined)
+      options.baseline = await baselineOf(ctx, f, f.baseline, probe.askOf(options), client);
     const record = f.history && f.sim !== true ? await historyWriter(ctx) : undefined;
     const runOnce = async (sinks: ProbeSinks = {}): Promise<ProbeReport> => {
       const report = await probe.runProbe({ ...options, sinks: { ...options.sinks, ...sinks } });
@@ -59,7 +63,7 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
     await writeHtml?.(result, result.gateway);
     // The table's renderer loads only for a person (a --json run never loads it).
     await ctx.out.result(result, async (r) => (await import('../../probe/report.js')).printTable(ctx.out, r));
-    return runner.exitCodeOf(result);
+    return runner.exitCodeOf(result, f.failOn ?? 'failures');
   } finally {
     await sim?.close();
   }
@@ -200,6 +204,45 @@ async function watchRuns(
       : '';
   ctx.out.note(`probe: stopped after ${end.runs} run${end.runs === 1 ? '' : 's'}${hook}`);
   return 0;
+}
+
+/** The default of --tolerance: a probe takes one sample per cell, so latency gets a wide allowance. */
+const DEFAULT_BASELINE_TOLERANCE = 0.2;
+
+/**
+ * `--baseline <file|last>`: the run to compare with. A file is a `gw probe --json` report, checked with the
+ * report's schema, of this gateway and asking the same (else exit 2); `last` is this gateway's latest run in the
+ * history that asked the same, or the reason there is none (the run is then judged without a comparison).
+ */
+async function baselineOf(
+  ctx: Context,
+  f: ProbeFlags,
+  source: string,
+  asked: ProbeAsk,
+  client: GatewayClient,
+): Promise<NonNullable<ProbeOptions['baseline']>> {
+  const b = await import('../../probe/baseline.js');
+  const gateway = client.baseUrl;
+  const tolerance = f.tolerance ?? DEFAULT_BASELINE_TOLERANCE;
+  if (source === 'last') {
+    const [{ readHistory }, { stateDir }] = await Promise.all([
+      import('../../probe/history.js'),
+      import('../../core/paths.js'),
+    ]);
+    const found = b.lastComparable(readHistory(stateDir(ctx.io.env)), gateway, asked);
+    return 'run' in found
+      ? { source, tolerance, run: b.baselineOfHistory(found.run, source) }
+      : { source, tolerance, reason: found.reason };
+  }
+  const [{ readJsonDocument }, { probeReportSchema, asProbeReport }] = await Promise.all([
+    import('../../core/json-file.js'),
+    import('../../probe/report-schema.js'),
+  ]);
+  const doc = await readJsonDocument(source, probeReportSchema, '--baseline', ctx.signal);
+  const run = b.baselineOfReport(asProbeReport(doc), source);
+  const why = b.incomparable(run, gateway, asked);
+  if (why !== undefined) throw new UsageError(`--baseline: ${source}: ${why}`, { field: '--baseline' });
+  return { source, tolerance, run };
 }
 
 /** The journal keeps the last state of what a run created and followed (`gw history`). */
