@@ -212,7 +212,10 @@ const chatCheck: Check = {
     const input = num(usage.prompt_tokens);
     const output = num(usage.completion_tokens);
     if (input === undefined || output === undefined) return fail('the answer carries no usage', at);
-    return pass(`${ctx.plan.chatModel}: ${snippet(content)} (${input} in / ${output} out tokens)`, at);
+    return pass(`${ctx.plan.chatModel}: ${snippet(content)} (${input} in / ${output} out tokens)`, {
+      ...at,
+      data: { usage: res.data.usage },
+    });
   },
 };
 
@@ -472,7 +475,10 @@ const embeddingsCheck: Check = {
     const usage = rec(res.data.usage);
     const tokens = num(usage.prompt_tokens) ?? num(usage.total_tokens);
     if (tokens === undefined) return fail('the answer carries no usage', at);
-    return pass(`${vectors.length} vector of ${dims[0]} dims; ${tokens} tokens`, at);
+    return pass(`${vectors.length} vector of ${dims[0]} dims; ${tokens} tokens`, {
+      ...at,
+      data: { usage: res.data.usage },
+    });
   },
 };
 

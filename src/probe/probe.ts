@@ -6,6 +6,7 @@
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import type { AllModelsOptions } from './all-models.js';
 import type { BaselineRun } from './baseline.js';
+import { addSpend, type PriceTable } from '../contract/prices.js';
 import type { Check } from './checks.js';
 import {
   labelModels,
@@ -77,6 +78,22 @@ export interface ProbeOptions {
    * (`--baseline last` with no comparable run), why; `tolerance` is the latency allowance, a fraction.
    */
   baseline?: { source: string; tolerance: number } & ({ run: BaselineRun } | { reason: string });
+  /** --prices: each row's spend from the usage its answer reported, and the run's total per currency. */
+  prices?: PriceTable;
+}
+
+/** Prices each row of a model the table prices from what its answer reported (`data.usage`, `data.images`). */
+function priceRows(report: ProbeReport, prices: PriceTable): void {
+  const total: NonNullable<ProbeReport['spend']> = {};
+  for (const c of report.checks) {
+    if (c.model === undefined || c.data === undefined) continue;
+    const images = typeof c.data.images === 'number' ? c.data.images : undefined;
+    const s = prices.spend(c.model, { usage: c.data.usage, ...(images !== undefined ? { images } : {}) });
+    if (s === undefined) continue;
+    c.spend = s;
+    addSpend(total, s);
+  }
+  report.spend = total;
 }
 
 /** The checks and models of a checklist run: the options' own, else the six checks with the documents' models. */
@@ -153,6 +170,7 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
       ...(o.warnSlo !== undefined ? { warn: o.warnSlo } : {}),
     };
   }
+  if (o.prices !== undefined) priceRows(report, o.prices);
   const b = o.baseline;
   if (b !== undefined) {
     const { compareWithBaseline, notCompared } = await import('./baseline.js');

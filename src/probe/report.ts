@@ -6,6 +6,7 @@ import { formatDuration } from '../core/duration.js';
 import type { Output } from '../ui/output.js';
 import { neutralize } from '../ui/sanitize.js';
 import { baselineLine, type BaselineCell } from './baseline.js';
+import { moneyText, spendText } from '../contract/prices.js';
 import type { CheckRecord, CheckStatus, ProbeReport } from './runner.js';
 
 const WORD: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: 'skip' };
@@ -62,9 +63,15 @@ export async function printTable(out: Output, r: ProbeReport): Promise<void> {
   }
   const head = ['check', 'result', 'latency', 'request id', 'detail'];
   if (cells !== undefined) head.splice(2, 0, 'vs baseline');
+  if (r.spend !== undefined) {
+    head.push('spend');
+    r.checks.forEach((c, i) => rows[i]?.push(c.spend !== undefined ? moneyText(c.spend) : ''));
+    for (const row of rows.slice(r.checks.length)) row.push('');
+  }
   await out.table(head, rows, { keep: cells !== undefined ? [0, 3, 4] : [0, 2, 3] });
   out.aside(summaryLine(r));
   if (r.baseline !== undefined) out.aside(baselineLine(r.baseline));
+  if (r.spend !== undefined) out.aside(`spend at --prices: ${spendText(r.spend)}`);
   const classes = new Map<string, number>();
   for (const c of r.checks) if (c.class !== undefined) classes.set(c.class, (classes.get(c.class) ?? 0) + 1);
   if (classes.size > 0) {

@@ -5,6 +5,8 @@
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import type { BaselineDiff } from './baseline.js';
+import type { Currency } from '../contract/money.js';
+import type { Spend } from '../contract/prices.js';
 import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
 import type { JournalKind } from '../core/journal.js';
@@ -65,6 +67,8 @@ export interface CheckRecord {
   class?: string;
   /** The SLO verdict (with --slo / --warn-slo). */
   slo?: { verdict: 'pass' | 'degraded' | 'failed'; missed: string[] };
+  /** What the row cost at the --prices of its model, from the usage its answer reported. */
+  spend?: Spend;
 }
 
 /**
@@ -96,6 +100,8 @@ export interface ProbeReport {
   summary: { passed: number; failed: number; warned: number; skipped: number };
   /** The SLO bounds applied, in milliseconds (with --slo / --warn-slo). */
   slo?: { fail?: Record<string, number>; warn?: Record<string, number> };
+  /** The run's spend per currency at --prices (with --prices; rows without a priced model count nothing). */
+  spend?: Partial<Record<Currency, number>>;
   /** What changed since the baseline run (with --baseline). */
   baseline?: BaselineDiff;
 }

@@ -3,6 +3,7 @@
  * run had an SLO), and the table of the terminal report. Every number comes from the `--json` document.
  */
 import type { CheckRecord, ProbeReport } from '../probe/runner.js';
+import { moneyText, spendText } from '../contract/prices.js';
 import { barChart, type BarRow, type Rule } from './charts.js';
 import { failureParts } from './failure.js';
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
@@ -153,6 +154,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
       { label: 'warned', value: String(s.warned), ...(s.warned > 0 ? { tone: 'warn' as const } : {}) },
       { label: 'skipped', value: String(s.skipped) },
       { label: 'duration', value: ms(r.durationMs) },
+      ...(r.spend !== undefined ? [{ label: 'spend at --prices', value: spendText(r.spend) }] : []),
     ]) +
     baselineSection(r) +
     section('Latency', chart) +
@@ -166,6 +168,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
           'TTFT',
           'request id',
           'detail',
+          ...(r.spend !== undefined ? ['spend'] : []),
         ],
         numeric: withModel ? [3, 4] : [2, 3],
         nowrap: withModel ? [0, 1, 2, 5] : [0, 1, 4],
@@ -177,6 +180,7 @@ export function probeHtml(r: ProbeDoc, meta: ReportMeta): string {
           c.ttftMs !== undefined ? ms(c.ttftMs) : '',
           c.requestId ?? '',
           failureParts(c, { requestId: false }).join(' — '),
+          ...(r.spend !== undefined ? [c.spend !== undefined ? moneyText(c.spend) : ''] : []),
         ]),
         rowClass: r.checks.map((c) =>
           c.status === 'fail' ? 'fail' : c.status === 'warn' ? 'warn' : undefined,

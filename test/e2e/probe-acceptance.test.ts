@@ -285,3 +285,96 @@ describe('gw probe --baseline: what did this deployment break?', () => {
     expect(a.requests.length).toBe(sent);
   });
 });
+
+describe('gw probe --prices: spend from the usage each answer reports', () => {
+  const PRICES = {
+    currency: 'USD',
+    models: {
+      'chat-3.7-plus': { input_per_million: 1, output_per_million: 40, cached_per_million: 0.5 },
+      'text-embedding-v4': { input_per_million: 0.1, currency: 'CNY' },
+      'sim-chat-a': { input_per_million: 2, output_per_million: 8 },
+    },
+  };
+  type Usage = {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    input_tokens?: number;
+    output_tokens?: number;
+  };
+  const cost = (u: Usage, inRate: number, outRate: number): number =>
+    Math.round(
+      (((u.prompt_tokens ?? u.input_tokens ?? 0) * inRate +
+        (u.completion_tokens ?? u.output_tokens ?? 0) * outRate) /
+        1e6) *
+        1e6,
+    ) / 1e6;
+
+  it('prices each row of a priced model on the table, JSON and HTML; a model’s currency overrides the file’s', async () => {
+    const sim = await useSim({ extraModels: { 'sim-chat-a': 'chat' } });
+    const dir = tempDir('gw-prices-');
+    const file = join(dir, 'prices.json');
+    writeFileSync(file, JSON.stringify(PRICES));
+    const env = { ...sim.env, ...isolatedDirs() };
+    const r = await runGw(['probe', '--only', 'models,chat,embeddings', '--prices', file, '--json'], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const report = parse(r);
+    const chat = cell(report, 'chat');
+    const usage = chat.data?.usage as Usage;
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(chat.spend).toEqual({ currency: 'USD', amount: cost(usage, 1, 40) });
+    const emb = cell(report, 'embeddings');
+    expect(emb.spend).toEqual({ currency: 'CNY', amount: cost(emb.data?.usage as Usage, 0.1, 0) });
+    expect(report.spend).toEqual({ USD: cost(usage, 1, 40), CNY: emb.spend?.amount });
+    // --all-models rows, streamed or not, are priced from their final event's usage.
+    const html = join(dir, 'p.html');
+    const all = await runGw(['probe', ...TEXT, '--prices', file, '--html', html], { env });
+    // warn: a loaded machine may deliver a stream in one burst; the answer and its usage are whole.
+    const rows = parse(all).checks.filter(
+      (c) => c.model === 'sim-chat-a' && (c.status === 'pass' || c.status === 'warn'),
+    );
+    expect(rows).toHaveLength(6);
+    for (const c of rows)
+      expect(c.spend, c.id).toEqual({ currency: 'USD', amount: cost(c.data?.usage as Usage, 2, 8) });
+    expect(readFileSync(html, 'utf8')).toContain('spend at --prices');
+    const table = await runGw(['probe', '--only', 'models,chat', '--prices', file, '--no-history'], { env });
+    expect(table.stdout).toMatch(/^check\tresult\tlatency\trequest id\tdetail\tspend$/m);
+    expect(table.stdout).toMatch(/^chat\tpass\t.*\t[\d.e-]+ USD$/m);
+    expect(table.stderr).toMatch(/^spend at --prices: [\d.e-]+ USD$/m);
+    // Without --prices nothing changes.
+    const plain = parse(await runGw(['probe', '--only', 'models,chat', '--json', '--no-history'], { env }));
+    expect(plain.spend).toBeUndefined();
+    expect(cell(plain, 'chat').spend).toBeUndefined();
+  });
+
+  it('refuses a damaged prices file (exit 2 naming the file and the field) before anything is sent', async () => {
+    const sim = await useSim();
+    const dir = tempDir('gw-prices-');
+    const env = { ...sim.env, ...isolatedDirs() };
+    const write = (name: string, doc: unknown): string => {
+      const p = join(dir, name);
+      writeFileSync(p, typeof doc === 'string' ? doc : JSON.stringify(doc));
+      return p;
+    };
+    const cases: Array<[string, RegExp]> = [
+      [
+        write('neg.json', { currency: 'USD', models: { m: { input_per_million: -1 } } }),
+        /--prices: .*neg\.json: models\.m\.input_per_million: /,
+      ],
+      [
+        write('cur.json', { currency: 'EUR', models: {} }),
+        /--prices: .*cur\.json: currency: must be CNY or USD/,
+      ],
+      [
+        write('typo.json', { currency: 'USD', models: { m: { output_per_milion: 1 } } }),
+        /--prices: .*typo\.json: models\.m: .*output_per_milion/,
+      ],
+      [write('bad.json', '{"currency":'), /--prices: ".*bad\.json" is not valid JSON/],
+    ];
+    for (const [file, message] of cases) {
+      const r = await runGw(['probe', '--only', 'models,chat', '--prices', file], { env });
+      expect(r.exitCode, file).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    expect(sim.requests).toHaveLength(0);
+  });
+});

@@ -153,6 +153,10 @@ const fields = {
     flag: '--warn-slo <expr>',
     help: 'bounds below which a check is degraded (warn), not failed',
   }),
+  prices: flag(z.string().min(1).optional(), {
+    flag: '--prices <prices.json>',
+    help: 'your prices per model: spend from the usage each answer reports, on every report',
+  }),
   baseline: flag(z.string().min(1).optional(), {
     flag: '--baseline <probe.json|last>',
     help: 'compare with an earlier run of this gateway: a gw probe --json file, or last (the history)',

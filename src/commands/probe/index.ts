@@ -40,6 +40,11 @@ Every model (--all-models): GET /v1/models, then each listed model gets the chea
 SLOs: --slo 'ttft<2s,latency<10s' fails a passing check that misses a bound; --warn-slo marks it degraded
   (status warn, "slo": {"verdict": "degraded", "missed": [...]}, exit 0; JUnit: passed, with the message).
   The bounds are in the report's "slo" (ms). Latency bounds skip task checks (video, alpha, beta).
+Prices (--prices <prices.json>): {"currency": "USD", "models": {"<model>": {"input_per_million",
+  "output_per_million", "cached_per_million", "per_image", "per_video_second", "currency"?}}} (CNY or USD; a
+  model's own currency overrides the file's). Each row of a priced model gets "spend" from the usage its answer
+  reported (cached input tokens at cached_per_million, else at the input rate), the report a total per currency;
+  the table a spend column and line, --html a figure. A damaged file is exit 2 naming the field.
 Baseline (--baseline <probe.json|last>): what changed since an earlier run of the same gateway, cell by cell
   (a cell: check x model x stream mode). A file is a gw probe --json report of this gateway that asked for
   the same (the same checks and planned models, or the same --all-models kinds, modes and --skip-model

@@ -9,6 +9,7 @@ import type { AllModelsSettings, ProbeOptions, ProbeSinks } from '../../probe/pr
 import type * as runnerModule from '../../probe/runner.js';
 import type { ProbeAsk, ProbeReport, Selection } from '../../probe/runner.js';
 import { UsageError } from '../../core/errors.js';
+import { readPrices } from '../shared/prices.js';
 import type { WatchSettings } from '../../probe/watch-command.js';
 
 type ProbeFlags = Flags<typeof probeFlags>;
@@ -46,6 +47,7 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
     const client = await ctx.client(sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {});
     const options = probeOptions(ctx, f, { runner, selection, client, sim });
     // Read (and a file checked) before any request: a baseline of another gateway or other checks is exit 2.
+    if (f.prices !== undefined) options.prices = await readPrices(f.prices, ctx.signal);
     if (f.baseline !== undefined)
       options.baseline = await baselineOf(ctx, f, f.baseline, probe.askOf(options), client);
     const record = f.history && f.sim !== true ? await historyWriter(ctx) : undefined;

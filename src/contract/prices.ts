@@ -1,0 +1,161 @@
+/**
+ * `--prices <prices.json>` (gw probe, gw load, gw batch): the operator's own prices per model, so spend is on every
+ * report and `--budget` covers text, embeddings and images. Spend comes from the `usage` the gateway reports (never
+ * a tokenizer); the `--dry-run` bound of a text request counts every byte of its body as an input token (a token
+ * is never less than a byte) plus its output limit, so the real spend never passes it. Pure: no I/O.
+ */
+import * as z from 'zod';
+import type { Currency } from './money.js';
+
+const rate = z.number().nonnegative().finite();
+const currency = z.enum(['CNY', 'USD'], { error: 'must be CNY or USD (the currencies --budget takes)' });
+
+const modelPriceSchema = z.strictObject({
+  input_per_million: rate.optional(),
+  output_per_million: rate.optional(),
+  cached_per_million: rate.optional(),
+  per_image: rate.optional(),
+  per_video_second: rate.optional(),
+  currency: currency.optional(),
+});
+
+/** The prices file, as CLI.md defines it (a model's own `currency` overrides the file's). */
+export const pricesSchema = z.strictObject({
+  currency,
+  models: z.record(z.string().min(1), modelPriceSchema),
+});
+
+export type PricesFile = z.output<typeof pricesSchema>;
+export type ModelPrice = z.output<typeof modelPriceSchema>;
+
+/** An amount in a currency. */
+export interface Spend {
+  currency: Currency;
+  amount: number;
+}
+
+/** Sums and rounds (to a millionth) spends per currency. */
+export function addSpend(into: Partial<Record<Currency, number>>, s: Spend | undefined): void {
+  if (s === undefined) return;
+  into[s.currency] = Math.round(((into[s.currency] ?? 0) + s.amount) * 1e6) / 1e6;
+}
+
+/** `0.000123 USD`. */
+export function moneyText(s: Spend): string {
+  return `${s.amount} ${s.currency}`;
+}
+
+/** `0.0012 USD, 0.3 CNY` (spend per currency), or a 0 that says why. */
+export function spendText(total: Partial<Record<string, number>>): string {
+  const parts = Object.entries(total).map(([c, a]) => `${a} ${c}`);
+  return parts.length > 0 ? parts.join(', ') : '0 (no priced model answered with usage)';
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+function rec(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+}
+
+/** Token counts of a `usage` object of any text API: chat, responses, messages, embeddings. */
+export function tokensOf(usage: unknown): { input: number; cached: number; output: number } | undefined {
+  const u = rec(usage);
+  // messages: input_tokens excludes cache reads, reported apart; chat and responses include them in the input.
+  const cacheRead = num(u.cache_read_input_tokens);
+  const inputAll = num(u.prompt_tokens) ?? num(u.input_tokens) ?? num(u.total_tokens);
+  const output = num(u.completion_tokens) ?? num(u.output_tokens) ?? 0;
+  if (inputAll === undefined) return undefined;
+  if (cacheRead !== undefined) {
+    return { input: inputAll + (num(u.cache_creation_input_tokens) ?? 0), cached: cacheRead, output };
+  }
+  const cached =
+    num(rec(u.prompt_tokens_details).cached_tokens) ?? num(rec(u.input_tokens_details).cached_tokens);
+  const c = Math.min(cached ?? 0, inputAll);
+  return { input: inputAll - c, cached: c, output };
+}
+
+/** What a request's answer reports having produced, to price. */
+export interface Produced {
+  usage?: unknown;
+  images?: number;
+  videoSeconds?: number;
+}
+
+/** The prices of a file, per model. */
+export class PriceTable {
+  constructor(readonly file: PricesFile) {}
+
+  /** The model's prices and currency, or undefined when the file does not price it. */
+  of(model: string): { price: ModelPrice; currency: Currency } | undefined {
+    const price = Object.hasOwn(this.file.models, model) ? this.file.models[model] : undefined;
+    return price !== undefined ? { price, currency: price.currency ?? this.file.currency } : undefined;
+  }
+
+  /** The spend of what an answer reports (undefined: the model is not priced, or nothing priced was reported). */
+  spend(model: string, p: Produced): Spend | undefined {
+    const m = this.of(model);
+    if (m === undefined) return undefined;
+    const { price } = m;
+    let amount = 0;
+    let priced = false;
+    const t = p.usage !== undefined ? tokensOf(p.usage) : undefined;
+    if (
+      t !== undefined &&
+      (price.input_per_million !== undefined || price.output_per_million !== undefined)
+    ) {
+      const input = price.input_per_million ?? 0;
+      amount +=
+        (t.input * input +
+          t.cached * (price.cached_per_million ?? input) +
+          t.output * (price.output_per_million ?? 0)) /
+        1e6;
+      priced = true;
+    }
+    if (p.images !== undefined && price.per_image !== undefined) {
+      amount += p.images * price.per_image;
+      priced = true;
+    }
+    if (p.videoSeconds !== undefined && price.per_video_second !== undefined) {
+      amount += p.videoSeconds * price.per_video_second;
+      priced = true;
+    }
+    return priced ? { currency: m.currency, amount: Math.round(amount * 1e6) / 1e6 } : undefined;
+  }
+
+  /**
+   * The most a request can cost (`--dry-run`, `--budget`): text and embeddings count each byte of the body as an
+   * input token at the dearer of the input and cached rates, plus the output limit (`max_tokens`,
+   * `max_completion_tokens`, `max_output_tokens`); images `n` (default 1) per image. A text request without an
+   * output limit has no bound (the gateway's default applies): the reason says so.
+   */
+  bound(
+    url: string,
+    body: Record<string, unknown>,
+  ): (Spend & { basis: string }) | { reason: string } | undefined {
+    const model = typeof body.model === 'string' ? body.model : '';
+    const m = this.of(model);
+    if (m === undefined) return undefined;
+    const { price } = m;
+    if (/\/images\/(generations|edits)$/.test(url) && price.per_image !== undefined) {
+      const n = num(body.n) ?? 1;
+      return { currency: m.currency, amount: n * price.per_image, basis: `${n} image × ${price.per_image}` };
+    }
+    if (price.input_per_million === undefined && price.output_per_million === undefined) return undefined;
+    const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
+    const inRate = Math.max(price.input_per_million ?? 0, price.cached_per_million ?? 0);
+    const embeddings = url.endsWith('/embeddings');
+    const limit = embeddings
+      ? 0
+      : (num(body.max_tokens) ?? num(body.max_completion_tokens) ?? num(body.max_output_tokens));
+    if (limit === undefined) {
+      return { reason: `${model}: no max_tokens (or max_output_tokens), so its output has no bound` };
+    }
+    const amount = (bytes * inRate + limit * (price.output_per_million ?? 0)) / 1e6;
+    return {
+      currency: m.currency,
+      amount: Math.ceil(amount * 1e6) / 1e6,
+      basis: `≤ ${bytes} input + ${limit} output tokens`,
+    };
+  }
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { PriceTable, pricesSchema, tokensOf } from '../../../src/contract/prices.js';
+
+const table = new PriceTable(
+  pricesSchema.parse({
+    currency: 'USD',
+    models: {
+      t: { input_per_million: 1, output_per_million: 40, cached_per_million: 0.5 },
+      img: { per_image: 0.04 },
+      v: { per_video_second: 0.9, currency: 'CNY' },
+    },
+  }),
+);
+
+describe('prices', () => {
+  it('reads the usage of chat, responses and messages, cached tokens apart', () => {
+    expect(
+      tokensOf({ prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 60 } }),
+    ).toEqual({
+      input: 40,
+      cached: 60,
+      output: 5,
+    });
+    expect(
+      tokensOf({ input_tokens: 10, output_tokens: 2, input_tokens_details: { cached_tokens: 4 } }),
+    ).toEqual({
+      input: 6,
+      cached: 4,
+      output: 2,
+    });
+    expect(tokensOf({ input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 30 })).toEqual({
+      input: 10,
+      cached: 30,
+      output: 2,
+    });
+    expect(tokensOf({})).toBeUndefined();
+  });
+
+  it('prices usage, images and video seconds; a model not in the file has no spend', () => {
+    const u = {
+      prompt_tokens: 1_000_000,
+      completion_tokens: 1000,
+      prompt_tokens_details: { cached_tokens: 500_000 },
+    };
+    expect(table.spend('t', { usage: u })).toEqual({ currency: 'USD', amount: 0.5 + 0.25 + 0.04 });
+    expect(table.spend('img', { images: 3 })).toEqual({ currency: 'USD', amount: 0.12 });
+    expect(table.spend('v', { videoSeconds: 5 })).toEqual({ currency: 'CNY', amount: 4.5 });
+    expect(table.spend('other', { usage: u })).toBeUndefined();
+    expect(table.spend('toString', { usage: u })).toBeUndefined();
+  });
+
+  it('bounds a request by its bytes and output limit; without a limit there is no bound', () => {
+    const body = { model: 't', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
+    const bytes = Buffer.byteLength(JSON.stringify(body));
+    expect(table.bound('/v1/chat/completions', body)).toMatchObject({
+      currency: 'USD',
+      amount: Math.ceil(((bytes * 1 + 100 * 40) / 1e6) * 1e6) / 1e6,
+    });
+    expect(table.bound('/v1/chat/completions', { model: 't', messages: [] })).toMatchObject({
+      reason: expect.stringMatching(/no max_tokens/) as unknown,
+    });
+    expect(table.bound('/v1/images/generations', { model: 'img', n: 2 })).toMatchObject({ amount: 0.08 });
+    expect(table.bound('/v1/chat/completions', { model: 'x', max_tokens: 1 })).toBeUndefined();
+  });
+});
