@@ -80,12 +80,13 @@ const VIDEO_PROMPT = 'gw probe: a slow pan over a calm sea at dawn';
 /** A model name no gateway lists (the extended checks expect model_not_found for it). */
 export const UNKNOWN_MODEL = 'gw-probe-no-such-model';
 
-const pass = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
+/** A passing (or failing) outcome with its detail; also the rows of --all-models (row-requests.ts). */
+export const pass = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
   status: 'pass',
   detail,
   ...extra,
 });
-const fail = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
+export const fail = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
   status: 'fail',
   detail,
   ...extra,

@@ -6,7 +6,7 @@
 import type { GatewayClient } from '../client/gateway-client.js';
 import { PROBE_MAX_TOKENS } from '../contract/model-kinds.js';
 import type { PlannedRow } from './all-models.js';
-import { CHECKS, type Check, type CheckContext } from './checks.js';
+import { CHECKS, fail as bad, pass as ok, type Check, type CheckContext } from './checks.js';
 import type { CheckOutcome, CreatedKind } from './runner.js';
 import { judgeStream, type TextApi } from './stream-grammar.js';
 
@@ -39,17 +39,6 @@ const api = {
 function rec(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
 }
-
-const ok = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
-  status: 'pass',
-  detail,
-  ...extra,
-});
-const bad = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOutcome => ({
-  status: 'fail',
-  detail,
-  ...extra,
-});
 
 /** The usage of an answer in the outcome's data (spend is priced from it, never from a tokenizer). */
 function withUsage(usage: unknown, extra: Partial<CheckOutcome> = {}): Partial<CheckOutcome> {
