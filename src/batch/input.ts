@@ -34,9 +34,15 @@ export interface LineProblem {
 /** A line's text, or the problems that keep it from being read at all. */
 export type InputLine = { lineNo: number; text: string } | { lineNo: number; problems: LineProblem[] };
 
-/** The non-blank lines of a batch file (or standard input) with their numbers; blank lines are counted. */
-export async function* inputLines(source: string | Readable): AsyncGenerator<InputLine> {
-  for await (const l of readLines(source)) {
+/**
+ * The non-blank lines of a batch file (or standard input) with their numbers; blank lines are counted.
+ * `onChunk` sees every byte read, in order.
+ */
+export async function* inputLines(
+  source: string | Readable,
+  onChunk?: (bytes: Buffer) => void,
+): AsyncGenerator<InputLine> {
+  for await (const l of readLines(source, { onChunk })) {
     if (isBad(l)) {
       yield { lineNo: l.lineNo, problems: [{ lineNo: l.lineNo, field: 'line', message: badLineRule(l) }] };
       continue;

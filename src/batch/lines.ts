@@ -95,13 +95,16 @@ class Splitter {
 /** Every line of a file (or a stream), in order, blank ones included. */
 export async function* readLines(
   source: string | Readable,
-  o: { maxBytes?: number } = {},
+  o: { maxBytes?: number; onChunk?: ((bytes: Buffer) => void) | undefined } = {},
 ): AsyncGenerator<Line | BadLine> {
   const input = typeof source === 'string' ? createReadStream(source, { highWaterMark: 256 * 1024 }) : source;
   const split = new Splitter(o.maxBytes ?? MAX_LINE_BYTES);
   try {
     for await (const chunk of input) {
-      yield* split.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      // The raw bytes, before they are split (a hash of the file in the same pass).
+      o.onChunk?.(bytes);
+      yield* split.push(bytes);
     }
     yield* split.end();
   } finally {

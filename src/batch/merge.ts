@@ -1,17 +1,20 @@
 /**
  * `gw batch merge <dir>... --out <dir>`: joins the outputs of sharded runs, trusting nothing in them. The
- * directories must be the shards of one run (the same n, each k once; a missing shard is named and fails unless
- * allowed); every line is read through its writer's schema (a torn last line is skipped as a run does, a damaged
- * one is exit 2 naming the file and line); a file a result names is looked for only in that shard's own `files/`
- * (by its name: a shard moved from another machine works, and `/etc/hostname` is no file of a shard) and must have
- * the size its line says. All of that is checked before anything is written. Each custom_id appears once: a
- * success anywhere wins over a failure elsewhere; the first of two successes is kept. The state logs are joined
- * so `gw batch status <out>` covers the whole batch. Streams line by line (only the custom_ids are held).
+ * directories must be the shards of one run (the same run identity and n: exit 2 otherwise); a shard given by two
+ * directories (a scheduler that ran an index twice) is taken once, from the one with more done; a missing shard
+ * is named and fails unless allowed (core/shard.ts joinShards). Every line is read through its writer's schema (a
+ * torn last line is skipped as a run does, a damaged one is exit 2 naming the file and line); a file a result
+ * names is looked for only in that shard's own `files/` (by its name: a shard moved from another machine works,
+ * and `/etc/hostname` is no file of a shard) and must have the size its line says. All of that is checked before
+ * anything is written. Each custom_id appears once: a success anywhere wins over a failure elsewhere; the first of
+ * two successes is kept. The state logs are joined, ended by a merge record, so `gw batch status <out>` covers the
+ * whole batch and names the missing shards. Streams line by line (only the custom_ids are held).
  */
 import { constants, copyFile, lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { GwError, UsageError } from '../core/errors.js';
 import { fsError } from '../core/fs-errors.js';
+import { joinShards, parseShard, type ShardPart } from '../core/shard.js';
 import { DamagedFileError, readRecords, rewrite } from './lines.js';
 import type { BatchSinks } from './options.js';
 import { outputLineSchema, type SavedFile } from './output.js';
@@ -44,19 +47,21 @@ export interface MergeReport {
   results: number;
   errors: number;
   duplicates: string[];
-  /** The shards merged and missing, as k/n (an unsharded run is 1/1). */
-  shards: { merged: string[]; missing: string[] };
+  /**
+   * The run, its shards merged and missing, as k/n (an unsharded run is 1/1), and the directories left out as
+   * copies of a shard another directory gave (a scheduler that ran an index twice).
+   */
+  shards: {
+    run: string | null;
+    merged: string[];
+    missing: string[];
+    skipped: Array<{ shard: string; dir: string }>;
+  };
 }
 
-/**
- * Which part of which run a directory holds: the shards of its runs (a merged directory holds several). `run` is
- * the run's identity when its runs record one (two directories of different runs are never merged).
- */
-interface ShardIdentity {
+/** Which part of which run a directory holds: the shards of its runs (a merged directory holds several). */
+interface ShardIdentity extends ShardPart {
   dir: string;
-  run: string | undefined;
-  n: number;
-  ks: Set<number>;
 }
 
 async function* records(path: string): AsyncGenerator<{ value: StateRecord; text: string }> {
@@ -68,64 +73,37 @@ async function* records(path: string): AsyncGenerator<{ value: StateRecord; text
   yield* readRecords(path, stateRecordSchema, 'a state record');
 }
 
+/**
+ * A directory's shards and run, from its run records (all of one run, or exit 2), and its score among copies of
+ * the same shard (a scheduler that ran an index twice into two directories): the one with more items done, then
+ * the one written last, is kept.
+ */
 async function identityOf(dir: string): Promise<ShardIdentity> {
-  const id: ShardIdentity = { dir, run: undefined, n: 0, ks: new Set() };
+  let run: string | undefined;
+  let n = 0;
+  let done = 0;
+  let lastAt = 0;
+  const ks = new Set<number>();
   for await (const { value: r } of records(join(dir, STATE_FILE))) {
+    lastAt = Math.max(lastAt, r.at);
+    if (r.e === 'done') done++;
     if (r.e !== 'run') continue;
-    if (id.n !== 0 && r.run !== id.run) {
+    if (r.run !== undefined && run !== undefined && r.run !== run) {
       throw new UsageError(`${dir} holds runs of two different inputs: not one run`, { field: 'dirs' });
     }
-    id.run = r.run;
-    const text = r.opts?.shard ?? r.shard ?? '1/1';
-    const m = /^(\d+)\/(\d+)$/.exec(text);
-    const [k, n] = [Number(m?.[1]), Number(m?.[2])];
-    if (id.n !== 0 && n !== id.n) {
-      throw new UsageError(`${dir} holds runs of shards of ${id.n} and of ${n}: not one run`, {
+    run ??= r.run;
+    const shard = parseShard(r.opts?.shard ?? r.shard ?? '1/1', `${dir}: its shard`);
+    if (n !== 0 && shard.n !== n) {
+      throw new UsageError(`${dir} holds runs of shards of ${n} and of ${shard.n}: not one run`, {
         field: 'dirs',
       });
     }
-    id.n = n;
-    id.ks.add(k);
+    n = shard.n;
+    ks.add(shard.k);
   }
-  if (id.n === 0)
+  if (n === 0)
     throw new UsageError(`${dir} holds no run (its ${STATE_FILE} has no run record)`, { field: 'dirs' });
-  return id;
-}
-
-/** Checks the shards are parts of one run, each once; returns the merged and missing shards. */
-function checkShards(ids: ShardIdentity[], allowMissing: boolean): MergeReport['shards'] {
-  const first = ids[0] as ShardIdentity;
-  const owner = new Map<number, string>();
-  for (const id of ids) {
-    if (id.n !== first.n || id.run !== first.run) {
-      throw new UsageError(
-        `${id.dir} is a shard of ${id.n} and ${first.dir} of ${first.n}: the directories are not parts of one run`,
-        { field: 'dirs' },
-      );
-    }
-    for (const k of id.ks) {
-      const other = owner.get(k);
-      if (other !== undefined) {
-        throw new UsageError(`shard ${k}/${id.n} is in both ${other} and ${id.dir}: give each shard once`, {
-          field: 'dirs',
-        });
-      }
-      owner.set(k, id.dir);
-    }
-  }
-  const all = Array.from({ length: first.n }, (_, i) => i + 1);
-  const merged = all.filter((k) => owner.has(k)).map((k) => `${k}/${first.n}`);
-  const missing = all.filter((k) => !owner.has(k)).map((k) => `${k}/${first.n}`);
-  if (missing.length > 0 && !allowMissing) {
-    throw new GwError(
-      `shard${missing.length === 1 ? '' : 's'} ${missing.join(', ')} of the run missing: nothing merged`,
-      {
-        code: 'shards_missing',
-        hint: 'give every shard directory, or pass --allow-missing to merge the ones there are',
-      },
-    );
-  }
-  return { merged, missing };
+  return { dir, where: dir, run, n, ks: [...ks], score: [done, lastAt] };
 }
 
 /** The file a result line names, in its shard's own files/ (by name only), checked to be its size. */
@@ -182,8 +160,16 @@ async function* readIfThere(path: string) {
   yield* readRecords(path, outputLineSchema, 'a batch output line');
 }
 
-/** The second pass: results (files copied), errors, joined state logs; each file replaced whole. */
-async function write(dirs: string[], out: string, ok: Map<string, string>): Promise<[number, number]> {
+/**
+ * The second pass: results (files copied), errors, joined state logs ended by the merge's own record (what
+ * `gw batch status` says was merged and is missing); each file replaced whole.
+ */
+async function write(
+  dirs: string[],
+  out: string,
+  ok: Map<string, string>,
+  merge: StateRecord,
+): Promise<[number, number]> {
   await mkdir(join(out, FILES_DIR), { recursive: true });
   let nr = 0;
   await rewrite(join(out, RESULTS_FILE), async (results) => {
@@ -215,6 +201,7 @@ async function write(dirs: string[], out: string, ok: Map<string, string>): Prom
   await rewrite(join(out, STATE_FILE), async (state) => {
     for (const d of dirs)
       for await (const { text } of records(join(d, STATE_FILE))) await state.write(`${text}\n`);
+    await state.write(`${JSON.stringify(merge)}\n`);
   });
   return [nr, failed.size];
 }
@@ -256,10 +243,19 @@ export async function mergeBatches(o: MergeOptions): Promise<MergeReport> {
       });
     }
     return withShardLocks(dirs, o, async () => {
-      const shards = checkShards(await Promise.all(dirs.map(identityOf)), o.allowMissing === true);
-      const { ok, duplicates } = await check(dirs);
+      const set = joinShards(await Promise.all(dirs.map(identityOf)), o.allowMissing === true, 'dirs');
+      const kept = set.kept.map((p) => p.dir);
+      const { ok, duplicates } = await check(kept);
+      const shards = {
+        run: set.run ?? null,
+        merged: set.merged,
+        missing: set.missing,
+        skipped: set.skipped.map((x) => ({ shard: x.shard, dir: x.where })),
+      };
+      const { run, n, merged, missing } = set;
+      const record: StateRecord = { e: 'merge', at: Date.now(), run, n, merged, missing };
       try {
-        const [results, errors] = await write(dirs, out, ok);
+        const [results, errors] = await write(kept, out, ok, record);
         return { out, results, errors, duplicates, shards };
       } catch (e) {
         throw e instanceof GwError ? e : fsError(e, { path: out, action: 'write the merge into' });

@@ -3,6 +3,7 @@
  * custom_id uniqueness, the shard filter, and the counts and estimates `--dry-run` and `--budget` need. Streams:
  * only the set of custom_ids is held (and dropped after the pass).
  */
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Currency } from '../contract/estimate.js';
 import { IdSet } from './ids.js';
@@ -37,6 +38,8 @@ export interface Scan {
   unpriced: number;
   /** Currencies of priced lines. */
   currencies: Set<Currency>;
+  /** SHA-256 (hex) of the input's bytes, read in the same pass: the run's identity comes from it. */
+  digest: string;
 }
 
 /** Problems kept for the error (one document, bounded memory however many lines are bad). */
@@ -61,7 +64,9 @@ export async function scan(
     totals: {},
     unpriced: 0,
     currencies: new Set(),
+    digest: '',
   };
+  const hash = createHash('sha256');
   const seen = new IdSet();
   let lastBad = 0;
   const problem = (p: LineProblem): void => {
@@ -70,7 +75,7 @@ export async function scan(
     if (s.problems.length < KEEP_PROBLEMS) s.problems.push(p);
     else s.moreProblems++;
   };
-  for await (const l of inputLines(input)) {
+  for await (const l of inputLines(input, (b) => hash.update(b))) {
     s.lines++;
     const lineNo = l.lineNo;
     const line = 'text' in l ? parseLine(lineNo, l.text) : l.problems;
@@ -122,6 +127,7 @@ export async function scan(
       s.unpriced++;
     }
   }
+  s.digest = hash.digest('hex');
   const ordered = (t: Partial<Record<Currency, number>>) =>
     byCurrency(Object.entries(t).map(([c, a]) => ({ c: c as Currency, a: a ?? 0 })));
   s.totals = ordered(s.totals);

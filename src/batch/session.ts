@@ -15,6 +15,7 @@ import { ExitCode, GwError, UsageError } from '../core/errors.js';
 import { fsError } from '../core/fs-errors.js';
 import { copyStreamToFile, LOCAL_LIMITS } from '../core/local-file.js';
 import { describeOwner, lock } from '../core/lock.js';
+import { parseShard, runId, shardText, type IndexedShard } from '../core/shard.js';
 import type {
   BatchClock,
   BatchRunDoc,
@@ -27,7 +28,6 @@ import { reconcile } from './reconcile.js';
 import { dropErrorLines } from './retry.js';
 import { Engine, type RunResult } from './run.js';
 import { scan, type Scan } from './scan.js';
-import type { Shard } from './shard.js';
 import {
   BatchState,
   BatchWriter,
@@ -86,7 +86,7 @@ interface RunSettings {
   budgets: Map<Currency, number>;
   allowUnpriced: boolean;
   maxAttempts: number;
-  shard?: Shard | undefined;
+  shard?: IndexedShard | undefined;
   download: boolean;
   timeoutMs?: number | undefined;
   resendInDoubt: boolean;
@@ -122,7 +122,8 @@ function recordOf(s: RunSettings): RunRecordOptions {
     budgets: [...s.budgets].map(([c, a]) => `${a}${c}`),
     allowUnpriced: s.allowUnpriced,
     maxAttempts: s.maxAttempts,
-    ...(s.shard !== undefined ? { shard: `${s.shard.k}/${s.shard.n}` } : {}),
+    ...(s.shard !== undefined ? { shard: shardText(s.shard) } : {}),
+    ...(s.shard?.index !== undefined ? { index: s.shard.index } : {}),
     download: s.download,
   };
 }
@@ -210,23 +211,63 @@ interface Retry {
   chosen: string[];
 }
 
+/**
+ * The shard a run of `dir` works on. A directory holds one shard: a run given another one is refused (exit 2,
+ * nothing sent), as it would send the lines of shards that other directories hold. The exception is the index a
+ * scheduler ran alone (a Slurm index resubmitted by itself is an array of one): when the directory's last run
+ * recorded that same index, the run resumes the directory's shard.
+ */
+function dirShard(
+  dir: string,
+  state: BatchState | undefined,
+  given: IndexedShard | undefined,
+  o: Caller,
+): IndexedShard | undefined {
+  const last = state?.runs.at(-1);
+  if (last === undefined) return given;
+  const held = last.opts?.shard ?? last.shard ?? '1/1';
+  const asked = given !== undefined ? shardText(given) : '1/1';
+  if (held === asked) return given;
+  if (given?.lone === true && given.index !== undefined && given.index === last.opts?.index) {
+    o.onWarning?.(
+      `${given.index} ran alone (an array of one): resuming shard ${held}, which ${dir} holds for that index`,
+    );
+    return { ...parseShard(held), index: given.index };
+  }
+  throw new UsageError(
+    `--shard: ${dir} holds shard ${held} of its run, and this run is shard ${asked}: nothing was sent`,
+    {
+      field: '--shard',
+      hint: `run shard ${held} there (--shard ${held} or GW_SHARD=${held}), or give this shard its own --out`,
+    },
+  );
+}
+
 /** Runs a batch of `input` in `dir`, the lock held. */
-async function runLocked(dir: string, input: string, set: RunSettings, o: Caller, retry?: Retry) {
+async function runLocked(dir: string, input: string, given: RunSettings, o: Caller, retry?: Retry) {
   const inputStat = await stat(input);
-  const rec = recordOf(set);
-  const resume = o.resume?.(input, rec);
-  if (retry === undefined && !set.resendInDoubt) {
-    const fast = await finishedBefore(dir, input, inputStat, rec.shard, resume);
+  if (retry === undefined && !given.resendInDoubt) {
+    const rec0 = recordOf(given);
+    const fast = await finishedBefore(dir, input, inputStat, rec0.shard, o.resume?.(input, rec0));
     if (fast !== undefined) return fast;
   }
   const state = retry?.state ?? (await loadState(dir));
-  const previous = state?.runs.at(-1)?.input;
-  if (retry === undefined && previous !== undefined && previous !== input) {
-    o.onWarning?.(`${dir} holds a batch of ${previous}; items are matched by custom_id`);
+  const set: RunSettings = { ...given, shard: dirShard(dir, state, given.shard, o) };
+  const rec = recordOf(set);
+  const resume = o.resume?.(input, rec);
+  const previous = state?.runs.at(-1);
+  if (retry === undefined && previous !== undefined && previous.input !== input) {
+    o.onWarning?.(`${dir} holds a batch of ${previous.input}; items are matched by custom_id`);
   }
   const s = await scan(input, { validate: set.validate, shard: set.shard, state });
   if (s.badLines > 0) throw linesError(s);
   checkBudgets(s, set);
+  const run = runId(s.digest, set.shard?.n ?? 1);
+  if (previous?.run !== undefined && previous.run !== run) {
+    o.onWarning?.(
+      `the input is not the one ${dir}'s earlier runs read (run ${previous.run}, now ${run}): gw batch merge will refuse this directory`,
+    );
+  }
   const clients = await clientsOf(o.client, set.validate);
   // Certain to start now: the retried items' old lines leave errors.jsonl.
   if (retry !== undefined) await dropErrorLines(dir, new Set(retry.chosen));
@@ -235,9 +276,16 @@ async function runLocked(dir: string, input: string, set: RunSettings, o: Caller
   const writer = await BatchWriter.open(dir);
   let result: RunResult;
   try {
-    const run: StateRecord = { e: 'run', at: clock.now(), input, argv: resume?.split(' ') ?? [], opts: rec };
-    st.apply(run);
-    await writer.append(run);
+    const record: StateRecord = {
+      e: 'run',
+      at: clock.now(),
+      input,
+      argv: resume?.split(' ') ?? [],
+      run,
+      opts: rec,
+    };
+    st.apply(record);
+    await writer.append(record);
     await reconcile(dir, st, writer, {
       resendInDoubt: set.resendInDoubt,
       journal: o.journal,
@@ -319,17 +367,15 @@ export async function retryBatch(o: RetryBatchOptions): Promise<BatchRunDoc> {
       budgets,
       allowUnpriced: r?.allowUnpriced,
       maxAttempts: r?.maxAttempts,
-      shard: r?.shard !== undefined ? parseShardRecord(r.shard) : undefined,
+      shard:
+        r?.shard !== undefined
+          ? { ...parseShard(r.shard), ...(r.index !== undefined ? { index: r.index } : {}) }
+          : undefined,
       download: (o.download ?? true) && (r?.download ?? true),
       resendInDoubt: false,
     });
     return runLocked(dir, input, set, o, { state, chosen });
   });
-}
-
-function parseShardRecord(text: string): Shard | undefined {
-  const m = /^(\d+)\/(\d+)$/.exec(text);
-  return m !== null ? { k: Number(m[1]), n: Number(m[2]) } : undefined;
 }
 
 /**

@@ -38,6 +38,8 @@ const runOptsSchema = z.object({
   allowUnpriced: z.boolean(),
   maxAttempts: z.number().int().positive(),
   shard: z.string().optional(),
+  /** The scheduler's own index of the shard (`SLURM_ARRAY_TASK_ID=2`), when a scheduler gave it. */
+  index: z.string().optional(),
   download: z.boolean(),
 });
 
@@ -56,7 +58,10 @@ export const stateRecordSchema = z.discriminatedUnion('e', [
     input: z.string(),
     argv: z.array(z.string()),
     shard: z.string().optional(),
-    /** The run's identity (shards of one run share it); merge refuses directories of different runs. */
+    /**
+     * The run's identity: a hash of the input's bytes and the shard count (core/shard.ts runId). Shards of one run
+     * share it; merge refuses directories of different runs. Absent from logs of versions before it.
+     */
     run: z.string().optional(),
     /** The options of the run, so `gw batch retry` runs the same way. */
     opts: runOptsSchema.optional(),
@@ -78,6 +83,15 @@ export const stateRecordSchema = z.discriminatedUnion('e', [
   z.object({ e: z.literal('failed'), ...id, status: z.number().optional(), code: z.string(), rid }),
   z.object({ e: z.literal('doubt'), ...id, reason: z.string(), rid }),
   z.object({ e: z.literal('reset'), ...id }),
+  /** The end of a merged directory's log: the run merged, and its shards merged and missing (as k/n). */
+  z.object({
+    e: z.literal('merge'),
+    at: z.number(),
+    run: z.string().optional(),
+    n: z.number().int().positive(),
+    merged: z.array(z.string()),
+    missing: z.array(z.string()),
+  }),
   z.object({
     e: z.literal('end'),
     at: z.number(),
@@ -176,6 +190,7 @@ export class BatchState {
         return;
       case 'end':
       case 'task':
+      case 'merge':
         return;
       case 'send':
         this.status.set(r.id, 'sending');

@@ -43,6 +43,10 @@ export interface StatusDoc {
   finished: boolean;
   /** The --budget of the last run, per currency (absent without one). */
   budgets?: Partial<Record<Currency, number>>;
+  /** The shard the directory's last run worked on (absent when it was not a shard), and its run. */
+  shard?: { shard: string; run: string | null };
+  /** A merged directory: the run merged, its shards merged and missing (as k/n). */
+  merge?: { run: string | null; n: number; merged: string[]; missing: string[] };
 }
 
 /** Builds the status of a batch directory; undefined when it holds no batch. */
@@ -50,9 +54,14 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
   const items = new Map<string, ItemTimeline>();
   const over: Array<{ at: number; c: Currency; a: number }> = [];
   let lastEnd: StateRecord | undefined;
+  let merge: Extract<StateRecord, { e: 'merge' }> | undefined;
   const state = await loadState(dir, (r) => {
     if (r.e === 'run' || r.e === 'end') {
       lastEnd = r;
+      return;
+    }
+    if (r.e === 'merge') {
+      merge = r;
       return;
     }
     if (r.e === 'send' && r.est !== undefined) over.push({ at: r.at, c: r.est.c, a: r.est.a });
@@ -131,7 +140,21 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
     items: [...items.values()],
     finished: lastEnd?.e === 'end',
     ...budgetsOf(state.runs[state.runs.length - 1]?.opts?.budgets),
+    ...shardsOf(state.runs.at(-1), merge),
   };
+}
+
+/** Which shard a directory holds, or which shards a merge joined (the merge's own record wins). */
+function shardsOf(
+  last: Extract<StateRecord, { e: 'run' }> | undefined,
+  merge: Extract<StateRecord, { e: 'merge' }> | undefined,
+): Pick<StatusDoc, 'shard' | 'merge'> {
+  if (merge !== undefined) {
+    const { run, n, merged, missing } = merge;
+    return { merge: { run: run ?? null, n, merged, missing } };
+  }
+  const shard = last?.opts?.shard ?? last?.shard;
+  return shard !== undefined ? { shard: { shard, run: last?.run ?? null } } : {};
 }
 
 /** `{budgets: {CNY: 50}}` from a run's `--budget` texts, or nothing without one. */

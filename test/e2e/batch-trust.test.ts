@@ -447,26 +447,50 @@ describe('gw batch merge trusts nothing', () => {
     expect(existsSync(join(d, 'all2', 'files', 'hostname'))).toBe(false);
   });
 
-  it('shards must be parts of one run: each k once, the same n; missing shards are named', async () => {
+  it('shards must be parts of one run: the same input and n; a shard given twice is taken once; missing are named', async () => {
     const s = await batchSim({ videoBytes: 1000 });
     const d = tempDir('gw-bt-');
     const home = isolatedDirs();
     const [p13, p23] = await shards(s, home, d, 3, [1, 2]);
     const [p22] = await shards(s, home, d, 2, [2]);
+    const run13 = jsonl(join(p13 as string, 'state.jsonl')).find((r) => r.e === 'run')?.run as string;
+    const run22 = jsonl(join(p22 as string, 'state.jsonl')).find((r) => r.e === 'run')?.run as string;
+    expect(run13).toMatch(/^[0-9a-f]{16}$/);
+    expect(jsonl(join(p23 as string, 'state.jsonl')).find((r) => r.e === 'run')?.run).toBe(run13);
     const mixed = await gw(
       ['batch', 'merge', p13 as string, p22 as string, '--out', join(d, 'a')],
       s.env,
       home,
     );
     expect(mixed.exitCode).toBe(2);
-    expect(mixed.stderr).toContain('the directories are not parts of one run');
-    const twice = join(d, 'copy');
+    expect(mixed.stderr).toContain(
+      `${p22} holds shards of 2 of run ${run22} and ${p13} shards of 3 of run ${run13}: not parts of one run`,
+    );
+    // Shard 2/3 of another input: the same n, another run.
+    const other = join(d, 'other');
+    mkdirSync(other);
+    const otherFile = writeInput(other, [video('z1'), video('z2')]);
+    const o23 = join(d, 'other23');
+    expect(
+      (await gw(['batch', 'run', otherFile, '--out', o23, '--shard', '2/3'], s.env, home)).exitCode,
+    ).toBe(0);
+    const otherRun = await gw(['batch', 'merge', p13 as string, o23, '--out', join(d, 'a2')], s.env, home);
+    expect(otherRun.exitCode).toBe(2);
+    expect(otherRun.stderr).toContain('not parts of one run');
+    expect(existsSync(join(d, 'a2', 'results.jsonl'))).toBe(false);
+    // A scheduler ran index 1 twice, into two directories: the first attempt died before its last item was done
+    // (its last done record and result line are gone). Taken once: the fuller directory.
+    const twice = join(d, 'first-attempt');
     cpSync(p13 as string, twice, { recursive: true });
-    const dup = await gw(['batch', 'merge', p13 as string, twice, '--out', join(d, 'b')], s.env, home);
-    expect(dup.exitCode).toBe(2);
-    expect(dup.stderr).toContain(`shard 1/3 is in both ${p13} and ${twice}`);
+    const cut = (file: string, pred: (l: string) => boolean): void => {
+      const ls = readFileSync(file, 'utf8').split('\n');
+      const i = ls.findLastIndex(pred);
+      writeFileSync(file, ls.filter((_, j) => j !== i).join('\n'));
+    };
+    cut(join(twice, 'state.jsonl'), (l) => l.includes('"e":"done"'));
+    cut(join(twice, 'results.jsonl'), (l) => l !== '');
     const missing = await gw(
-      ['batch', 'merge', p13 as string, p23 as string, '--out', join(d, 'c')],
+      ['batch', 'merge', twice, p13 as string, p23 as string, '--out', join(d, 'c')],
       s.env,
       home,
     );
@@ -474,12 +498,43 @@ describe('gw batch merge trusts nothing', () => {
     expect(missing.stderr).toContain('shards_missing: shard 3/3 of the run missing: nothing merged');
     expect(existsSync(join(d, 'c', 'results.jsonl'))).toBe(false);
     const allowed = await gw(
-      ['batch', 'merge', p13 as string, p23 as string, '--out', join(d, 'c'), '--allow-missing', '--json'],
+      [
+        'batch',
+        'merge',
+        twice,
+        p13 as string,
+        p23 as string,
+        '--out',
+        join(d, 'c'),
+        '--allow-missing',
+        '--json',
+      ],
       s.env,
       home,
     );
     expect(allowed.exitCode, allowed.stderr).toBe(0);
-    expect(JSON.parse(allowed.stdout).shards).toEqual({ merged: ['1/3', '2/3'], missing: ['3/3'] });
+    expect(JSON.parse(allowed.stdout).shards).toEqual({
+      run: run13,
+      merged: ['1/3', '2/3'],
+      missing: ['3/3'],
+      skipped: [{ shard: '1/3', dir: twice }],
+    });
+    expect(allowed.stderr).toContain(`shard 1/3 is also in ${twice}: taken once`);
+    const ids = jsonl(join(d, 'c', 'results.jsonl')).map((x) => x.custom_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The merged directory says what it lacks, to gw batch status as to its --json.
+    const st = await gw(['batch', 'status', join(d, 'c'), '--json'], s.env, home);
+    expect(JSON.parse(st.stdout).merge).toEqual({
+      run: run13,
+      n: 3,
+      merged: ['1/3', '2/3'],
+      missing: ['3/3'],
+    });
+    const text = await gw(['batch', 'status', join(d, 'c')], s.env, home);
+    expect(text.stdout).toMatch(new RegExp(`^merged shards:\\s+1/3, 2/3 of run ${run13}$`, 'm'));
+    expect(text.stdout).toMatch(/^missing shards:\s+3\/3$/m);
+    const one = await gw(['batch', 'status', p23 as string], s.env, home);
+    expect(one.stdout).toMatch(new RegExp(`^shard:\\s+2/3 of run ${run13}$`, 'm'));
   });
 
   it('a torn last line of a shard is skipped as a run does; a non-empty --out is refused unless --force', async () => {

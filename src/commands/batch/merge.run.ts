@@ -24,6 +24,8 @@ export default async function run(
       `${r.duplicates.length} custom_id(s) succeeded in more than one directory; the first kept: ${r.duplicates.slice(0, 5).join(', ')}`,
     );
   }
+  for (const x of r.shards.skipped)
+    ctx.out.warn(`shard ${x.shard} is also in ${x.dir}: taken once, from the directory with more done`);
   if (r.shards.missing.length > 0)
     ctx.out.warn(`merged without shard(s) ${r.shards.missing.join(', ')} (--allow-missing)`);
   await ctx.out.result(r, () => ctx.out.line(r.out));

@@ -29,13 +29,17 @@ export default async function run(
   opts: Flags<typeof batchRunFlags>,
   file: string,
 ): Promise<number> {
-  const [{ runBatch }, { planBatch }, { checkSaveDir }, { parseBudgets }, shared] = await Promise.all([
-    import('../../batch/session.js'),
-    import('../../batch/plan.js'),
-    import('../../core/download.js'),
-    import('../../core/budget.js'),
-    import('./shared.js'),
-  ]);
+  const [{ runBatch }, { planBatch }, { checkSaveDir }, { parseBudgets }, { resolveShard }, shared] =
+    await Promise.all([
+      import('../../batch/session.js'),
+      import('../../batch/plan.js'),
+      import('../../core/download.js'),
+      import('../../core/budget.js'),
+      import('../../core/shard.js'),
+      import('./shared.js'),
+    ]);
+  // --shard k/n, or the scheduler's (auto, GW_SHARD): a partial set of its variables is exit 2 here.
+  const shard = resolveShard(opts.shard, ctx.io.env);
   // The batch directory (created by the run when missing) is checked before anything is read or sent.
   checkSaveDir(opts.out, '--out');
   const budgets = Object.fromEntries(parseBudgets(opts.budget ?? []));
@@ -43,12 +47,10 @@ export default async function run(
   const timeout = opts.timeout ?? ctx.globals.timeout;
   const timeoutMs = ctx.waitLimitMs(opts.timeout);
   const input = file === '-' ? ctx.io.stdin : file;
-  const shard = opts.shard !== undefined ? `${opts.shard.k}/${opts.shard.n}` : undefined;
+  if (shard !== undefined && shard.source !== '--shard')
+    ctx.out.note(`shard ${shard.k}/${shard.n} from ${shard.source}`);
   if (opts.dryRun) {
-    await printPlan(
-      ctx,
-      await planBatch({ input, out: opts.out, validate: ctx.globals.validate, shard: opts.shard }),
-    );
+    await printPlan(ctx, await planBatch({ input, out: opts.out, validate: ctx.globals.validate, shard }));
     return 0;
   }
   const clients = shared.clientsOf(ctx);
@@ -64,7 +66,7 @@ export default async function run(
       budgets,
       allowUnpriced: opts.allowUnpriced,
       maxAttempts: opts.maxAttempts,
-      shard: opts.shard,
+      shard,
       download: opts.download,
       timeoutMs,
       resendInDoubt: opts.resendInDoubt,
@@ -72,9 +74,10 @@ export default async function run(
       signal: ctx.signal,
       journal: shared.journalOf(ctx, clients.baseUrl),
       redact: (t) => ctx.redactor.redact(t),
-      // Standard input is kept in the batch directory: the resume command reads that copy.
-      resume: (kept) =>
-        shared.resumeCommand(file === '-' ? kept : file, opts.out, { ...opts, shard, timeout }),
+      // Standard input is kept in the batch directory: the resume command reads that copy, and names the shard
+      // the run works on (as k/n: it resumes outside the scheduler too).
+      resume: (kept, rec) =>
+        shared.resumeCommand(file === '-' ? kept : file, opts.out, { ...opts, shard: rec.shard, timeout }),
     });
     stop();
     return await shared.reportRun(ctx, doc);

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { Runtime } from '../../cli/context.js';
 import { int, parsed } from '../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
-import { parseShard } from '../../batch/shard.js';
+import { parseShardFlag } from '../../core/shard.js';
 
 /** `--wait-lock`: the flag of every verb that writes a batch directory. */
 export const waitLockFlag = flag(z.boolean().default(false), {
@@ -34,9 +34,9 @@ export const batchRunFlags = z.object({
     flag: '--max-attempts <n>',
     help: 'sends of one item that created nothing (connection refused; 429s only when none of its model pass); default 8',
   }),
-  shard: flag(parsed(parseShard).optional(), {
-    flag: '--shard <k/n>',
-    help: 'only the lines whose custom_id hashes to shard k of n (n machines split one file)',
+  shard: flag(parsed(parseShardFlag).optional(), {
+    flag: '--shard <k/n|auto>',
+    help: "only the lines whose custom_id hashes to shard k of n (n machines split one file); auto: the scheduler's index and count (default: GW_SHARD when set)",
   }),
   download: flag(z.boolean().default(true), {
     flag: '--no-download',
@@ -102,6 +102,18 @@ their 429s pause it. A finished task whose follow is cut (a download dropped, a 
 stays created: the same command, or gw batch retry, resumes it without creating it again. After --no-download,
 gw batch download fetches the files.
 
+Shards: --shard k/n takes the lines whose custom_id hashes to shard k of n, so n machines split one file with no
+coordination. --shard auto takes k and n from the scheduler that started gw, the first that is set of: GW_SHARD
+(k/n); a Slurm array (SLURM_ARRAY_TASK_ID from SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT); a Kubernetes
+Indexed Job (JOB_COMPLETION_INDEX from 0, of GW_SHARDS, which the manifest sets to the Job's completions); GitLab
+parallel (CI_NODE_INDEX from 1, of CI_NODE_TOTAL); an AWS Batch array (AWS_BATCH_JOB_ARRAY_INDEX from 0, of
+AWS_BATCH_JOB_ARRAY_SIZE). GW_SHARD=k/n shards a run without the flag. An index without its count, or outside it,
+is exit 2 naming the variables (nothing sent); gw doctor shows what auto takes. Each directory records its run (a
+hash of the input file and n) and its shard: a run of another shard in the same --out is exit 2, nothing sent. A
+scheduler's retry of an index resumes its own directory like any re-run; a Slurm index resubmitted alone
+(sbatch --array=2, an array of one) resumes the shard its --out holds for that index. gw batch merge joins the
+shards (docs/distributed.md: Slurm, Kubernetes, GitHub Actions, GitLab, AWS Batch).
+
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
 billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
 start when a line is unpriced, unless --allow-unpriced. Exit 0 all succeeded, 1 any failed, in doubt, not
@@ -116,7 +128,8 @@ Examples (against gw sim: GW_BASE_URL=http://127.0.0.1:8787 GW_TOKEN=sk-sim-loca
     > jobs.jsonl
   gw batch run jobs.jsonl --out out --dry-run
   gw batch run jobs.jsonl --out out --budget 5CNY --allow-unpriced
-  gw batch run jobs.jsonl --out out --shard 1/3 --concurrency 32
+  gw batch run jobs.jsonl --out part1 --shard 1/3 --concurrency 32
+  GW_SHARD=2/3 gw batch run jobs.jsonl --out part2
   jq -r .custom_id out/results.jsonl`,
   handler: () => import('./run.run.js'),
 });

@@ -30,6 +30,19 @@ export default async function run(
   return 0;
 }
 
+/** The shard a directory holds, or what a merge joined and what it lacks. */
+function shardRows(doc: StatusDoc): Array<[string, string]> {
+  const run = (r: string | null): string => (r !== null ? ` of run ${r}` : '');
+  if (doc.merge !== undefined) {
+    const m = doc.merge;
+    return [
+      ['merged shards', `${m.merged.join(', ') || 'none'}${run(m.run)}`],
+      ['missing shards', m.missing.length > 0 ? m.missing.join(', ') : 'none'],
+    ];
+  }
+  return doc.shard !== undefined ? [['shard', `${doc.shard.shard}${run(doc.shard.run)}`]] : [];
+}
+
 async function human(ctx: Context, doc: StatusDoc, dir: string): Promise<void> {
   const c = doc.counts;
   ctx.out.keyValue([
@@ -43,6 +56,7 @@ async function human(ctx: Context, doc: StatusDoc, dir: string): Promise<void> {
     ['estimated spend', money(doc.spend.estimated)],
     ['implied by usage', money(doc.spend.implied_by_usage)],
     ['last run', doc.finished ? 'finished' : 'stopped before its end (run the same command again)'],
+    ...shardRows(doc),
   ]);
   const codes = Object.entries(doc.failures_by_code);
   if (codes.length > 0) {

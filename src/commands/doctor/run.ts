@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DEFAULT_MODEL_KINDS, readConfigFile } from '../../core/config.js';
 import { ExitCode, GwError } from '../../core/errors.js';
 import { configDir, stateDir } from '../../core/paths.js';
+import { autoShard } from '../../core/shard.js';
 import { redactToken } from '../../ui/redact.js';
 import type { Context, Settings } from '../../cli/context.js';
 import type { doctorFlags } from './index.js';
@@ -129,6 +130,30 @@ async function gatewayChecks(ctx: Context, s: Settings): Promise<DoctorCheck[]> 
   }
 }
 
+/**
+ * The shard `--shard auto` takes here, and from where (GW_SHARD or a scheduler's variables). Variables that do
+ * not add up (an index without its count, or outside it) fail the check: `--shard auto` would exit 2.
+ */
+function shardCheck(env: Record<string, string | undefined>): {
+  check: DoctorCheck;
+  shard: { shard: string | null; source: string | null };
+} {
+  try {
+    const r = autoShard(env);
+    if (r === undefined) {
+      const detail = 'none (no GW_SHARD, and not a task of an array or indexed job)';
+      return { check: { name: 'shard', status: 'ok', detail }, shard: { shard: null, source: null } };
+    }
+    const shard = `${r.k}/${r.n}`;
+    const check: DoctorCheck = { name: 'shard', status: 'ok', detail: `${shard} from ${r.source}` };
+    return { check, shard: { shard, source: r.source } };
+  } catch (e) {
+    const detail = e instanceof Error ? e.message : String(e);
+    const check: DoctorCheck = { name: 'shard', status: 'fail', detail, exit: ExitCode.config };
+    return { check, shard: { shard: null, source: null } };
+  }
+}
+
 /** The checks that need no network: Node, the config file, the state directory, the profile, the token. */
 function localChecks(ctx: Context): {
   checks: DoctorCheck[];
@@ -207,12 +232,15 @@ function exitOf(checks: readonly DoctorCheck[]): number {
 
 /**
  * `gw doctor`: where every setting comes from, the paths gw uses, proxy variables, and whether the gateway answers,
- * accepts the token and agrees on the time. Exit 0 when nothing failed (warnings allowed), 3 when the problem is
- * configuration or authentication, 1 when the gateway cannot be reached or answers with another error.
+ * accepts the token and agrees on the time, and the shard `--shard auto` takes. Exit 0 when nothing failed (warnings
+ * allowed), 3 when the problem is configuration or authentication (or a scheduler's shard variables that do not add
+ * up), 1 when the gateway cannot be reached or answers with another error.
  */
 export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>): Promise<number> {
   const env = ctx.io.env;
   const { checks, s, cfgFile, state } = localChecks(ctx);
+  const shard = shardCheck(env);
+  checks.push(shard.check);
   if (s !== undefined && opts.offline !== true) {
     const net = await gatewayChecks(ctx, s);
     checks.push(...net.filter((c) => !(c.name === 'token' && s.token === undefined)));
@@ -247,6 +275,7 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
     paths: { config: cfgFile, state },
     proxy,
     defaults,
+    shard: shard.shard,
     node: process.version,
     checks: checks.map(({ name, status, detail }) => ({ name, status, detail })),
   };
