@@ -5,6 +5,7 @@
  * step's duration is the longest of its parts (the machines ran side by side), so rates add up too.
  */
 import { UsageError } from '../core/errors.js';
+import { joinShards, parseShard } from '../core/shard.js';
 import { LatencyHistogram } from './histogram.js';
 import { METRICS, type Metric, type Second } from './recorder.js';
 import { kneeIndex } from './knee.js';
@@ -182,7 +183,7 @@ function mismatch(a: StepReport, b: StepReport): string | undefined {
  * Refuses a report given twice (the same file twice, or a copy of it): merged, every request would count twice.
  * Two runs never write the same document (each has its own creation time and origin).
  */
-function refuseTwice(reports: ReadonlyArray<{ path: string; report: RunReport }>): void {
+function refuseTwice(reports: ReadonlyArray<Given>): void {
   const seen = new Map<string, string>();
   for (const { path, report } of reports) {
     const key = JSON.stringify(report);
@@ -197,11 +198,50 @@ function refuseTwice(reports: ReadonlyArray<{ path: string; report: RunReport }>
   }
 }
 
-/** Merges reports (in the order given); exit 2 when their steps do not line up or one is given twice. */
-export function mergeReports(reports: Array<{ path: string; report: RunReport }>): RunReport {
-  const first = reports[0]?.report;
-  if (first === undefined) throw new UsageError('merge: needs at least one report', { field: 'run.json' });
-  refuseTwice(reports);
+/** A report given to a merge, named by its file. */
+type Given = { path: string; report: RunReport };
+
+/**
+ * The shards among the reports: none when no report is a shard (runs driven side by side, merged as they are);
+ * else every report must be a shard of one run (exit 2), each shard is taken once (of two reports of one shard,
+ * a scheduler's retry, the finished one, then the one with more requests, then the later one), and missing
+ * shards are exit 1 unless `allowMissing` (core/shard.ts joinShards).
+ */
+function shardsOf(
+  reports: readonly Given[],
+  allowMissing: boolean,
+): { kept: Given[]; shards?: NonNullable<RunReport['shards']> } {
+  const sharded = reports.filter((r) => r.report.shard !== undefined);
+  if (sharded.length === 0) return { kept: [...reports] };
+  const plain = reports.find((r) => r.report.shard === undefined);
+  if (plain !== undefined) {
+    throw new UsageError(
+      `merge: ${plain.path} is no shard and ${sharded[0]?.path} is shard ${sharded[0]?.report.shard?.shard}: only the shards of one run merge`,
+      { field: 'run.json' },
+    );
+  }
+  const parts = reports.map((g) => {
+    const s = parseShard(g.report.shard?.shard ?? '', `${g.path}: shard`);
+    const requests = g.report.steps.reduce((a, st) => a + st.requests, 0);
+    const score = [g.report.interrupted ? 0 : 1, requests, Date.parse(g.report.created_at) || 0];
+    return { ...g, where: g.path, run: g.report.shard?.run, n: s.n, ks: [s.k], score };
+  });
+  const set = joinShards(parts, allowMissing, 'run.json');
+  const late: Record<string, number> = {};
+  for (const p of set.kept) if (p.report.start_at) late[`${p.ks[0]}/${p.n}`] = p.report.start_at.late_ms;
+  const shards = {
+    run: set.run ?? '',
+    n: set.n,
+    merged: set.merged,
+    missing: set.missing,
+    skipped: set.skipped.map((x) => ({ shard: x.shard, file: x.where })),
+    late_start_ms: late,
+  };
+  return { kept: set.kept.map(({ path, report }) => ({ path, report })), shards };
+}
+
+/** Exit 2 unless every report has the first's steps, each of the same kind (text or the same videos). */
+function checkSteps(reports: readonly Given[], first: RunReport): void {
   for (const { path, report } of reports) {
     if (report.steps.length !== first.steps.length) {
       throw new UsageError(
@@ -223,14 +263,15 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
       }
     });
   }
-  const sloText = typeof first.config.slo === 'string' ? first.config.slo : undefined;
-  const steps = first.steps.map((_, i) =>
-    mergeSteps(
-      reports.map((r) => r.report.steps[i] as StepReport),
-      sloText,
-    ),
-  );
-  let sweep = first.sweep;
+}
+
+/** The merged sweep: its points from the merged steps, its knee and the heaviest step meeting the SLO. */
+function mergedSweep(
+  given: RunReport['sweep'],
+  steps: StepReport[],
+  sloText: string | undefined,
+): RunReport['sweep'] {
+  let sweep = given;
   if (sweep !== null) {
     sweep = {
       ...sweep,
@@ -259,22 +300,52 @@ export function mergeReports(reports: Array<{ path: string; report: RunReport }>
     });
     sweep.best_within_slo = sloText !== undefined ? best : null;
   }
+  return sweep;
+}
+
+/**
+ * Merges reports (in the order given); exit 2 when their steps do not line up, one is given twice, or shards of
+ * different runs are mixed; exit 1 when shards of the run are missing, unless `allowMissing`.
+ */
+export function mergeReports(given: Given[], o: { allowMissing?: boolean } = {}): RunReport {
+  if (given[0] === undefined) throw new UsageError('merge: needs at least one report', { field: 'run.json' });
+  refuseTwice(given);
+  const { kept: reports, shards } = shardsOf(given, o.allowMissing === true);
+  const first = (reports[0] as Given).report;
+  checkSteps(reports, first);
+  const sloText = typeof first.config.slo === 'string' ? first.config.slo : undefined;
+  const steps = first.steps.map((_, i) =>
+    mergeSteps(
+      reports.map((r) => r.report.steps[i] as StepReport),
+      sloText,
+    ),
+  );
+  const sweep = mergedSweep(first.sweep, steps, sloText);
   const sloPass =
     first.sweep !== null
       ? steps.some((s) => s.slo?.pass === true)
       : steps.every((s) => s.slo?.pass !== false);
+  const warnings = reports.flatMap((r) => r.report.warnings);
+  if (shards !== undefined && shards.missing.length > 0) {
+    warnings.push(
+      `shard${shards.missing.length === 1 ? '' : 's'} ${shards.missing.join(', ')} of the run missing (--allow-missing): the figures are the other shards' only`,
+    );
+  }
   const merged: RunReport = {
     ...first,
     created_at: new Date().toISOString(),
     machines: reports.reduce((a, r) => a + (r.report.machines || 1), 0),
     interrupted: reports.some((r) => r.report.interrupted),
     stopped: reports.map((r) => r.report.stopped).find((s) => s !== null) ?? null,
-    warnings: reports.flatMap((r) => r.report.warnings),
+    warnings,
+    ...(shards !== undefined ? { shards } : {}),
     steps,
     sweep,
     slo: first.slo !== null ? { expr: first.slo.expr, pass: sloPass } : null,
   };
-  // Each machine had its own origin: none of them is the merged run's.
+  // Each machine had its own origin and shard: none of them is the merged run's.
   delete merged.origin_unix_ms;
+  delete merged.shard;
+  delete merged.start_at;
   return merged;
 }

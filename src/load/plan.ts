@@ -3,6 +3,8 @@
  * default `gw load` documents. A plan is trusted to be consistent (the CLI's flag schemas check combinations);
  * `resolvePlan` fills the defaults and parses expressions given as text.
  */
+import { UsageError } from '../core/errors.js';
+import type { Shard } from '../core/shard.js';
 import type { Arrival } from './arrivals.js';
 import { parseExpr, type Expr } from './expr.js';
 import { generatedPrompts, type MixEntry, type Prompt } from './workload.js';
@@ -51,6 +53,17 @@ export interface LoadPlanInput {
   /** An early end, e.g. `errors>5%` or `saturation`. */
   stopOn?: Expr | string | undefined;
   seed?: number | undefined;
+  /**
+   * This machine's part of a run driven from n machines: the open loop sends every n-th arrival of the one seeded
+   * schedule (from arrival k − 1), the closed loop ⌊c/n⌋ of the users (one more on the first c mod n shards) and
+   * its share of `requests` the same way. Each shard's report records it, so `gw load merge` joins the shards.
+   */
+  shard?: Shard | undefined;
+  /**
+   * Unix time (ms) at which the run sends its first request: every shard given the same instant starts together
+   * without talking to the others. The report records how late this machine started.
+   */
+  startAt?: number | undefined;
 }
 
 /** A plan with every default filled in. */
@@ -74,6 +87,8 @@ export interface LoadPlan {
   slo?: Expr;
   stopOn?: Expr;
   seed: number;
+  shard?: Shard;
+  startAt?: number;
 }
 
 /** Fills the defaults of a plan. */
@@ -103,5 +118,32 @@ export function resolvePlan(p: LoadPlanInput): LoadPlan {
   const stopOn = typeof p.stopOn === 'string' ? parseExpr(p.stopOn, '--stop-on') : p.stopOn;
   if (slo !== undefined) plan.slo = slo;
   if (stopOn !== undefined) plan.stopOn = stopOn;
+  if (p.shard !== undefined) plan.shard = { k: p.shard.k, n: p.shard.n };
+  if (p.startAt !== undefined) plan.startAt = p.startAt;
+  checkShares(plan);
   return plan;
+}
+
+/** Shard k's part of `total` split over n: ⌊total/n⌋, one more for the first total mod n shards. */
+export function shareOf(total: number, shard: Shard | undefined): number {
+  if (shard === undefined) return total;
+  return Math.floor(total / shard.n) + (shard.k <= total % shard.n ? 1 : 0);
+}
+
+/** A closed loop split over n shards needs a user (and a request) on each: exit 2 otherwise, nothing sent. */
+function checkShares(plan: LoadPlan): void {
+  const s = plan.shard;
+  if (s === undefined || plan.mode !== 'closed') return;
+  const users = plan.sweep?.values ?? [plan.concurrency ?? DEFAULTS.concurrency];
+  const few = users.find((c) => c < s.n);
+  if (few !== undefined) {
+    throw new UsageError(`--concurrency: ${few} users cannot be split into ${s.n} shards (each needs one)`, {
+      field: plan.sweep !== undefined ? '--sweep' : '--concurrency',
+    });
+  }
+  if (plan.requests !== undefined && plan.requests < s.n) {
+    throw new UsageError(`--requests: ${plan.requests} requests cannot be split into ${s.n} shards`, {
+      field: '--requests',
+    });
+  }
 }

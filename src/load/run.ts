@@ -5,18 +5,20 @@
  * report where it wants. Every request goes through the client's `dispatch` (its pool, proxy, CAs, token rule and
  * timeouts).
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { errorClassFor, type GatewayError } from '../client/errors.js';
 import type { GatewayClient } from '../client/gateway-client.js';
+import { runId } from '../core/shard.js';
 import { seededRandom } from './arrivals.js';
 import type { Clock, Outcome, Sendable, Target } from './exchange.js';
 import { perRequestTerms } from './expr.js';
 import { kneeIndex, saturated, type CurvePoint } from './knee.js';
-import { resolvePlan, type LoadPlan, type LoadPlanInput } from './plan.js';
+import { resolvePlan, shareOf, type LoadPlan, type LoadPlanInput } from './plan.js';
 import type { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
-import { runStep, type StepContext, type StepPlan } from './runner.js';
+import { runStep, sleep, type StepContext, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
 import { prepare } from './workload.js';
 
@@ -88,17 +90,23 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     const lanes: Array<Promise<GatewayClient>> = [Promise.resolve(client)];
     target.lane = (i) => (lanes[i] ??= Promise.resolve(factory({ connections: 1 })));
   }
-  const origin = clock.now();
+  const next = workload(client, plan);
+  // Read now: once requests fail for want of file descriptors, reading a file would fail the same way.
+  const openFiles = openFilesLimit();
+  // --start-at: everything is ready; wait for the instant. The run's origin (each CSV start_ms counts from it) is
+  // that instant, or this run's own start when it started too late to keep to it.
+  const at = plan.startAt !== undefined ? plan.startAt - clock.timeOrigin : undefined;
+  const start = at !== undefined ? await untilInstant(at, clock, signal) : undefined;
+  const anchored = at !== undefined && start?.anchored === true;
+  const origin = anchored ? at : clock.now();
   const ctx = {
     target,
-    next: workload(client, plan),
+    next,
     signal,
     goodTerms: perRequestTerms(plan.slo),
     origin,
   } satisfies Omit<StepContext, 'onAuthFailure'>;
-  // Read now: once requests fail for want of file descriptors, reading a file would fail the same way.
-  const openFiles = openFilesLimit();
-  const run = await runSteps(plan, ctx, o);
+  const run = await runSteps(plan, ctx, o, anchored ? origin : undefined);
   if (run.authFailure !== undefined) throw authError(run.authFailure);
   return buildReport(plan, run, {
     target: client.baseUrl,
@@ -106,7 +114,30 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     timeoutMs: client.timeoutMs,
     interrupted: signal.aborted,
     openFiles,
+    lateMs: start?.lateMs,
   });
+}
+
+/** Past this lateness a shard starts its schedule when it starts, not at --start-at (see untilInstant). */
+const START_SLACK_MS = 1000;
+
+/**
+ * Waits until clock time `at` (a timer to 2 ms before it, then turns of the event loop, so the wake-up is not a
+ * timer's millisecond late). Returns how late the run starts, and whether its schedule stays anchored at `at`: a
+ * run started more than START_SLACK_MS after it (queued too long by its scheduler) runs its schedule from its own
+ * start instead, else its first arrivals would all be due at once (and a --duration could be over before it).
+ */
+async function untilInstant(
+  at: number,
+  clock: Clock,
+  signal: AbortSignal,
+): Promise<{ lateMs: number; anchored: boolean }> {
+  while (!signal.aborted && clock.now() < at - 2) {
+    await sleep(Math.min(at - 2 - clock.now(), 60_000), signal);
+  }
+  while (!signal.aborted && clock.now() < at) await new Promise<void>((r) => setImmediate(r));
+  const lateMs = Math.max(0, clock.now() - at);
+  return { lateMs: Math.round(lateMs * 1000) / 1000, anchored: lateMs <= START_SLACK_MS };
 }
 
 /** The request bodies of the plan (checked against the contract when the client validates), drawn by weight. */
@@ -145,13 +176,19 @@ function stepValues(plan: LoadPlan): { values: number[]; parameter: 'concurrency
   return { values, parameter };
 }
 
+/**
+ * Step i of the plan, with value v. A shard's closed loop runs its share of the users and of the requests; its
+ * open loop draws the whole schedule (every arrival, `requests` of them) and sends its own arrivals.
+ */
 function stepPlan(plan: LoadPlan, parameter: 'concurrency' | 'rate', v: number, i: number): StepPlan {
   const p: StepPlan = { mode: plan.mode, arrival: plan.arrival, seed: plan.seed + i };
+  const closed = plan.mode === 'closed';
   if (parameter === 'rate') p.rate = v;
-  else p.concurrency = v;
-  if (plan.mode === 'open') p.connections = plan.connections;
+  else p.concurrency = shareOf(v, plan.shard);
+  if (!closed) p.connections = plan.connections;
+  if (!closed && plan.shard !== undefined) p.shard = plan.shard;
   if (plan.durationMs !== undefined) p.durationMs = plan.durationMs;
-  if (plan.requests !== undefined) p.requests = plan.requests;
+  if (plan.requests !== undefined) p.requests = closed ? shareOf(plan.requests, plan.shard) : plan.requests;
   if (plan.mode === 'closed') {
     // The closed loop's warm-up is the first step's own start (runner.ts); the open loop's runs before it.
     if (i === 0 && plan.warmup > 0) p.warmup = plan.warmup;
@@ -179,6 +216,7 @@ async function runSteps(
   plan: LoadPlan,
   base: Omit<StepContext, 'onAuthFailure'>,
   o: LoadOptions,
+  startAt: number | undefined,
 ): Promise<Steps> {
   const { values, parameter } = stepValues(plan);
   const run: Steps = {
@@ -192,22 +230,35 @@ async function runSteps(
   const ctx: StepContext = { ...base, onAuthFailure: (x) => (run.authFailure ??= x) };
   const tick = (label: string) => (rec: Recorder, warming: boolean) =>
     o.onProgress?.(progress(warming ? 'warm-up' : label, warming, rec, clock.now()));
+  // The first step (the warm-up, when there is one) starts at --start-at's instant.
+  let first = startAt !== undefined ? { startAt } : {};
   if (plan.mode === 'open' && plan.warmup > 0 && values.length > 0) {
-    const warm: StepPlan = { ...stepPlan(plan, parameter, values[0] as number, 0), requests: plan.warmup };
+    const warm: StepPlan = {
+      ...stepPlan(plan, parameter, values[0] as number, 0),
+      requests: plan.warmup,
+      ...first,
+    };
+    first = {};
     delete warm.durationMs;
     await runStep(warm, { ...ctx, onTick: tick('warm-up') });
   }
   for (let i = 0; i < values.length && !ctx.signal.aborted && run.authFailure === undefined; i++) {
     const v = values[i] as number;
     const label = parameter === 'rate' ? `rate=${v}/s` : `concurrency=${v}`;
-    const r = await runStep(stepPlan(plan, parameter, v, i), {
-      ...ctx,
-      stopOn: plan.stopOn,
-      onOutcome: o.onRequest !== undefined ? (x) => o.onRequest?.(label, x) : undefined,
-      onTick: tick(values.length > 1 ? label : ''),
-    });
+    const r = await runStep(
+      { ...stepPlan(plan, parameter, v, i), ...(i === 0 ? first : {}) },
+      {
+        ...ctx,
+        stopOn: plan.stopOn,
+        onOutcome: o.onRequest !== undefined ? (x) => o.onRequest?.(label, x) : undefined,
+        onTick: tick(values.length > 1 ? label : ''),
+      },
+    );
     if (!r.measured) break;
-    const meta = { label, mode: plan.mode, ...(parameter === 'rate' ? { rate: v } : { concurrency: v }) };
+    // A shard's step records its share (merged shards add up to v); the label stays the run's.
+    const share =
+      parameter === 'rate' ? { rate: v / (plan.shard?.n ?? 1) } : { concurrency: shareOf(v, plan.shard) };
+    const meta = { label, mode: plan.mode, ...share };
     const st = stepReport(r.rec, meta, plan.slo);
     run.steps.push(st);
     if (plan.mode === 'open') run.peaks.set(label, r.rec.peakInFlight);
@@ -305,6 +356,15 @@ function configOf(plan: LoadPlan, timeoutMs: number): Record<string, unknown> {
   };
 }
 
+/**
+ * The run's identity (core/shard.ts runId): a digest of what every shard of it is given (the gateway, the
+ * settings, the prompts themselves, the --start-at instant) and its shard count.
+ */
+function runOf(plan: LoadPlan, target: string, config: Record<string, unknown>): string {
+  const input = JSON.stringify({ target, config, prompts: plan.prompts, start_at: plan.startAt ?? null });
+  return runId(createHash('sha256').update(input).digest('hex'), plan.shard?.n ?? 1);
+}
+
 function buildReport(
   plan: LoadPlan,
   run: Steps,
@@ -314,6 +374,7 @@ function buildReport(
     timeoutMs: number;
     interrupted: boolean;
     openFiles: number | undefined;
+    lateMs: number | undefined;
   },
 ): RunReport {
   const { steps } = run;
@@ -323,6 +384,13 @@ function buildReport(
       : plan.sweep !== undefined
         ? steps.some((st) => st.slo?.pass === true)
         : steps.every((st) => st.slo?.pass === true);
+  const config = configOf(plan, meta.timeoutMs);
+  const warnings = warningsOf(plan, run, meta.openFiles);
+  if (meta.lateMs !== undefined && meta.lateMs > START_SLACK_MS) {
+    warnings.push(
+      `started ${(meta.lateMs / 1000).toFixed(1)}s after --start-at: this machine ran its schedule from its own start`,
+    );
+  }
   return {
     schema: SCHEMA,
     created_at: new Date().toISOString(),
@@ -330,10 +398,14 @@ function buildReport(
     target: meta.target,
     machines: 1,
     origin_unix_ms: meta.originUnixMs,
-    config: configOf(plan, meta.timeoutMs),
+    ...(plan.shard !== undefined
+      ? { shard: { shard: `${plan.shard.k}/${plan.shard.n}`, run: runOf(plan, meta.target, config) } }
+      : {}),
+    ...(plan.startAt !== undefined ? { start_at: { unix_ms: plan.startAt, late_ms: meta.lateMs ?? 0 } } : {}),
+    config,
     interrupted: meta.interrupted,
     stopped: run.stopped,
-    warnings: warningsOf(plan, run, meta.openFiles),
+    warnings,
     steps,
     sweep: sweepOf(plan, steps),
     slo: plan.slo !== undefined ? { expr: plan.slo.text, pass: sloPass } : null,

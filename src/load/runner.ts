@@ -8,6 +8,7 @@
  * aborted and counted as cancelled, so a gateway that never answers cannot hold the run past its duration.
  */
 import { setMaxListeners } from 'node:events';
+import type { Shard } from '../core/shard.js';
 import { gaps, type Arrival } from './arrivals.js';
 import { exchange, Flight, type Outcome, type Sendable, type Target } from './exchange.js';
 import type { Expr, Term } from './expr.js';
@@ -45,6 +46,13 @@ export interface StepPlan {
   /** Closed loop: virtual user i sends its first request `i × rampMs / concurrency` after the step starts. */
   rampMs?: number;
   seed: number;
+  /**
+   * Open loop: this machine sends arrival i of the schedule only when i mod n = k − 1 (`requests` counts every
+   * arrival of the one schedule), so the shards' union is the schedule one machine would have run.
+   */
+  shard?: Shard;
+  /** The clock time the step starts at (default: when it is run): shards given one instant share a schedule. */
+  startAt?: number;
 }
 
 /** What a step needs besides its plan. */
@@ -133,7 +141,7 @@ class StepRun {
   }
 
   async run(): Promise<StepResult> {
-    this.rec.startedAt = this.now;
+    this.rec.startedAt = this.plan.startAt ?? this.now;
     if (this.warm !== undefined) this.warm.startedAt = this.rec.startedAt;
     this.#lastTick = this.rec.startedAt;
     if (!this.warming) this.#startClock();
@@ -291,15 +299,26 @@ class StepRun {
         finished = true;
         settle();
       };
+      const max = plan.requests ?? Infinity;
+      const shard = plan.shard;
+      // Another shard's arrivals: drawn (the schedule is one), never waited for.
+      const skipOthers = (): void => {
+        if (shard === undefined) return;
+        while (arrivals % shard.n !== shard.k - 1 && next < deadline && arrivals < max) {
+          arrivals++;
+          next += gap();
+        }
+      };
       const tick = (): void => {
         timer = undefined;
         const now = this.now;
-        const max = plan.requests ?? Infinity;
+        skipOthers();
         while (!this.stopping && next <= now && next < deadline && arrivals < max) {
           arrivals++;
           if (pending < cap) send(next);
           else if (!waiting.push(next)) rec.dropped++;
           next += gap();
+          skipOthers();
         }
         if (this.stopping || next >= deadline || arrivals >= max) finish();
         else timer = setTimeout(tick, Math.max(0, Math.floor(next - this.now)));
@@ -347,8 +366,8 @@ class Waiting {
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects: an abort ends the wait, not the run). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) {
       resolve();

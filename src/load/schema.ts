@@ -171,6 +171,24 @@ export const runReportSchema = z.object({
    * so a request's start can be lined up with a gateway's logs. Absent from merged reports.
    */
   origin_unix_ms: figure.optional(),
+  /** A shard's report (`--shard`): which shard, of which run (core/shard.ts runId). Absent from merged reports. */
+  shard: z.object({ shard: z.string().regex(/^\d+\/\d+$/, 'must be k/n'), run: z.string() }).optional(),
+  /** `--start-at`: the instant (Unix ms) and how late this machine started after it (ms). */
+  start_at: z.object({ unix_ms: figure, late_ms: figure }).optional(),
+  /**
+   * A merge of shards: their run, the shards merged and missing (k/n), the reports left out as copies of a shard
+   * another report gave (a scheduler that ran an index twice), and each merged shard's late start (ms).
+   */
+  shards: z
+    .object({
+      run: z.string(),
+      n: z.number().int().positive(),
+      merged: z.array(z.string()),
+      missing: z.array(z.string()),
+      skipped: z.array(z.object({ shard: z.string(), file: z.string() })),
+      late_start_ms: z.record(z.string(), figure),
+    })
+    .optional(),
   config: z.record(z.string(), z.unknown()),
   interrupted: z.boolean(),
   /** Why the run or sweep ended early (`stop-on: errors>5%`, `saturation`), or null. */

@@ -11,6 +11,7 @@ import { parseDuration, parsePositiveDuration } from '../../core/duration.js';
 import { UsageError } from '../../core/errors.js';
 import { minVideoSecondsFor, VIDEO_RESOLUTIONS } from '../../contract/video.js';
 import { parseArrival } from '../../load/arrivals.js';
+import { parseShardFlag } from '../../core/shard.js';
 import { parseExpr } from '../../load/expr.js';
 import { videoPricing } from '../../load/video.js';
 import { parseMix, TEXT_APIS } from '../../load/workload.js';
@@ -54,6 +55,30 @@ function parseSweep(text: string): { parameter: 'concurrency' | 'rate'; values: 
   if (values.length < 2) refuse('--sweep', 'needs at least two values');
   if (new Set(values).size !== values.length) refuse('--sweep', 'has a value twice');
   return { parameter, values };
+}
+
+/** How far ahead --start-at may be (a typo of a day would hold every shard for a day). */
+const MAX_START_AHEAD_MS = 24 * 3600_000;
+
+/**
+ * `--start-at <RFC 3339 time | unix ms>`: the instant as Unix ms. A number must be milliseconds (13 digits
+ * today): a count of seconds would be an instant in 1970, and every shard would start at once, late.
+ */
+export function parseStartAt(text: string, now = Date.now()): number {
+  const t = text.trim();
+  let at: number;
+  if (/^\d+$/.test(t)) {
+    at = Number(t);
+    if (at < 1e12) refuse('--start-at', `"${text}" looks like seconds; give Unix milliseconds (date +%s%3N)`);
+  } else if (/^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/.test(t)) {
+    at = Date.parse(t.replace(' ', 'T'));
+  } else {
+    at = NaN;
+  }
+  if (!Number.isFinite(at))
+    refuse('--start-at', `"${text}" is not an RFC 3339 time (2026-01-31T12:00:00Z) or Unix milliseconds`);
+  if (at > now + MAX_START_AHEAD_MS) refuse('--start-at', `"${text}" is more than 24 hours ahead`);
+  return at;
 }
 
 const API_CHOICES = [...TEXT_APIS, 'video'] as const;
@@ -189,6 +214,14 @@ const fields = {
     flag: '--seed <n>',
     help: 'seed of the arrival schedule and the mix (default 1)',
   }),
+  shard: flag(parsed(parseShardFlag).optional(), {
+    flag: '--shard <k/n|auto>',
+    help: "run shard k of n of the test (open loop: every n-th arrival; closed loop: a share of the users); auto: the scheduler's index and count (default: GW_SHARD when set)",
+  }),
+  startAt: flag(parsed((t) => parseStartAt(t)).optional(), {
+    flag: '--start-at <time>',
+    help: 'send the first request at this instant (RFC 3339, or Unix ms): shards given one instant start together',
+  }),
 };
 
 /** The parsed flags of `gw load`. */
@@ -262,6 +295,8 @@ function videoRules(f: LoadFlags): void {
     ['baseline', '--baseline'],
     ['tolerance', '--tolerance'],
     ['seed', '--seed'],
+    ['shard', '--shard'],
+    ['startAt', '--start-at'],
   ];
   refuseAny(f, unsupported, 'is not supported with --api video (closed loop of video tasks)');
   if (f.stream === true) refuse('--stream', 'video tasks are not streamed');

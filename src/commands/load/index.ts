@@ -59,7 +59,19 @@ the create answered), queue wait (until a poll first saw the task leave queued; 
 interval), time to completion, download time and throughput. failed/cancelled tasks, timeouts and failed
 downloads are errors. --budget (e.g. 10CNY) is required: no create is sent once the list price of the videos
 created so far plus one would pass it; the report shows the estimated spend. Not with --rate, --sweep, --mix,
---slo, --stop-on, --csv, --baseline, --tolerance, --warmup, --ramp-up, --connections, --seed.
+--slo, --stop-on, --csv, --baseline, --tolerance, --warmup, --ramp-up, --connections, --seed, --shard, --start-at.
+
+Shards (--shard k/n, or auto: the scheduler's index and count, as gw batch run --help lists them; GW_SHARD=k/n
+without the flag): n machines run one test. In the open loop shard k sends every n-th arrival of the one seeded
+schedule (arrivals k-1, k-1+n, …; --requests counts the whole schedule), so the shards' union is what one machine
+would have sent; in the closed loop it runs ⌊c/n⌋ of the users, one more on the first c mod n shards, and its
+share of --requests the same way (each shard needs a user). --warmup is each machine's own. --start-at <RFC 3339
+time | Unix ms> waits until that instant and starts the schedule there (within a few ms on an idle machine: a
+timer, then turns of the event loop), so shards given one instant start together without talking; a machine that
+starts more than 1 s late runs its schedule from its own start and warns. Each report records its shard, its run
+(a hash of the gateway, the settings, the prompts, --start-at and n) and its late start (start_at.late_ms); CSV
+start_ms counts from the instant. gw load merge joins the shards into one histogram of all their requests. Not
+with --api video.
 
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
@@ -77,6 +89,7 @@ Exit codes: 0 ok · 1 SLO missed, baseline regressed, or no request succeeded ·
     `gw load -m chat-3.7-plus --rate 50 --arrival gamma:2 --duration 2m --out run.json`,
     `gw load -m chat-3.7-plus --sweep concurrency=1,2,4,8,16,32 --duration 20s --stop-on saturation`,
     `gw load merge a.json b.json --out all.json && gw load compare base.json all.json --tolerance 5%`,
+    `gw load -m chat-3.7-plus --rate 300 --duration 1m --shard auto --start-at "$START_AT" --out "run-$SLURM_ARRAY_TASK_ID.json"`,
   ],
   handler: () => import('./run.js'),
 });

@@ -20,7 +20,11 @@ export default async function merge(
   const reports = await Promise.all(
     paths.map(async (path) => ({ path, report: await readReport(path, 'run.json', ctx.signal) })),
   );
-  const merged = mergeReports(reports);
+  const merged = mergeReports(reports, { allowMissing: opts.allowMissing });
+  const missing = merged.shards?.missing ?? [];
+  if (missing.length > 0) ctx.out.warn(`merged without shard(s) ${missing.join(', ')} (--allow-missing)`);
+  for (const x of merged.shards?.skipped ?? [])
+    ctx.out.warn(`shard ${x.shard} is also in ${x.file}: taken once, from the finished or fuller report`);
   if (opts.out !== undefined)
     await writeReportFile(opts.out, `${JSON.stringify(merged)}\n`, 'the merged report');
   await write?.(merged, merged.target);

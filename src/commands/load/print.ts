@@ -37,8 +37,27 @@ export async function printReport(ctx: Context, report: RunReport): Promise<void
     if (sweep.best_within_slo !== null)
       out.aside(`heaviest step meeting the SLO: ${sweep.parameter} ${sweep.best_within_slo.value}`);
   }
+  for (const line of shardLines(report)) out.aside(line);
   if (report.stopped !== null) out.aside(`stopped early: ${report.stopped}`);
   if (report.slo !== null) out.aside(`slo ${report.slo.expr}: ${report.slo.pass ? 'met' : 'MISSED'}`);
+}
+
+/** Which shard a report is, how late it started; or which shards a merge joined and which it lacks. */
+function shardLines(report: RunReport): string[] {
+  const out: string[] = [];
+  if (report.shard !== undefined) out.push(`shard ${report.shard.shard} of run ${report.shard.run}`);
+  if (report.start_at !== undefined) {
+    const at = new Date(report.start_at.unix_ms).toISOString();
+    out.push(`started ${report.start_at.late_ms.toFixed(3)}ms after --start-at ${at}`);
+  }
+  const m = report.shards;
+  if (m !== undefined) {
+    out.push(`shards merged: ${m.merged.join(', ')} of run ${m.run}`);
+    if (m.missing.length > 0) out.push(`shards missing: ${m.missing.join(', ')}`);
+    const late = Object.values(m.late_start_ms);
+    if (late.length > 0) out.push(`latest start after --start-at: ${Math.max(...late).toFixed(3)}ms`);
+  }
+  return out;
 }
 
 /** A comparison as a table (or JSON with --json) and its verdict. */

@@ -11,7 +11,8 @@ import { ExitCode } from '../../core/errors.js';
 import { LOCAL_LIMITS, readLocalFile } from '../../core/local-file.js';
 import { minVideoSecondsFor } from '../../contract/video.js';
 import { compareReports } from '../../load/compare.js';
-import type { LoadPlanInput } from '../../load/plan.js';
+import { resolveShard, type Shard } from '../../core/shard.js';
+import { resolvePlan, type LoadPlanInput } from '../../load/plan.js';
 // Static, like every module the handler needs after a run: one that met the open-files limit could not open it.
 import { noSuccess } from '../../load/report.js';
 import type { RunReport } from '../../load/schema.js';
@@ -74,7 +75,7 @@ export default async function load(ctx: Context, f: LoadFlags): Promise<number> 
   return f.api === 'video' ? loadVideo(ctx, f) : loadText(ctx, f);
 }
 
-function textPlan(f: LoadFlags, given: Prompt[] | undefined): LoadPlanInput {
+function textPlan(f: LoadFlags, given: Prompt[] | undefined, shard: Shard | undefined): LoadPlanInput {
   // The schema leaves video to loadVideo: here the api is a text one.
   const api = (f.api ?? 'chat') as TextApi;
   return {
@@ -97,6 +98,8 @@ function textPlan(f: LoadFlags, given: Prompt[] | undefined): LoadPlanInput {
     slo: f.slo,
     stopOn: f.stopOn,
     seed: f.seed,
+    shard,
+    startAt: f.startAt,
   };
 }
 
@@ -104,7 +107,12 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
   const o = await outputs(ctx, f);
   const baseline =
     f.baseline !== undefined ? await readReport(f.baseline, '--baseline', ctx.signal) : undefined;
-  const plan = textPlan(f, await prompts(ctx, f.prompts));
+  // --shard auto (or GW_SHARD) from the scheduler; the plan resolved now, so a closed loop too small to split
+  // is refused before the CSV file is written.
+  const shard = resolveShard(f.shard, ctx.io.env);
+  if (shard !== undefined && shard.source !== '--shard')
+    ctx.out.note(`shard ${shard.k}/${shard.n} from ${shard.source}`);
+  const plan = resolvePlan(textPlan(f, await prompts(ctx, f.prompts), shard));
   const csv =
     f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
   const live = new LiveLine(ctx.out, ctx.progress.enabled);

@@ -137,7 +137,7 @@ describe('gw load and its merge/compare: a flag both declare goes to the one wri
     const c = await parsed(['load', '--tolerance', '5%', 'compare', 'a.json', 'b.json']);
     expect(c.flags.tolerance).toBe(0.05);
     const m = await parsed(['load', '--out', 'all.json', '--html', 'r.html', 'merge', 'a.json', 'b.json']);
-    expect(m.flags).toEqual({ out: 'all.json', html: 'r.html' });
+    expect(m.flags).toEqual({ out: 'all.json', html: 'r.html', allowMissing: false });
     await expect(parsed(['load', '--tolerance', 'lots', 'compare', 'a.json', 'b.json'])).rejects.toThrow(
       /^--tolerance: "lots" must be a percentage/,
     );
