@@ -322,6 +322,25 @@ describe('gw load --shard and --start-at', () => {
     expect(once.machines).toBe(3);
   });
 
+  it('--start-at asks GET /v1/models first: a refused token ends the run before the instant (exit 3)', async () => {
+    const sim = await useSim();
+    // An instant a minute away: the run must end long before it (the test's own limit is 30 s).
+    const r = await runGw(
+      [...LOAD, '--rate', '10', '--requests', '5', '--start-at', String(Date.now() + 60_000)],
+      {
+        env: { ...sim.env, GW_TOKEN: 'sk-refused-0000000' },
+      },
+    );
+    expect(r.exitCode).toBe(3);
+    expect(sim.requests.map((q) => `${q.method} ${q.path}`)).toEqual(['GET /v1/models']);
+    const ok = await loadRun(
+      ['--rate', '50', '--requests', '5', '--start-at', String(Date.now() + 200)],
+      sim.env,
+    );
+    expect(ok.steps[0]?.requests).toBe(5);
+    expect(sim.requests.slice(1, 2).map((q) => `${q.method} ${q.path}`)).toEqual(['GET /v1/models']);
+  });
+
   it('--start-at: a past instant is a late start, recorded and warned; a bad one is exit 2, nothing sent', async () => {
     const sim = await useSim();
     const late = await runGw(
