@@ -1,0 +1,85 @@
+/**
+ * The scripts and manifests of docs/distributed.md, as the Slurm tests run them and the docs test checks them: one
+ * place, so the documentation holds only what the tests exercise.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A fenced block of the document: its language, the file it names (`# file: <name>`), its text. */
+export interface DocBlock {
+  lang: string;
+  file: string | undefined;
+  text: string;
+}
+
+const DOC = join(import.meta.dirname, '..', '..', 'docs', 'distributed.md');
+
+/** Every fenced block of docs/distributed.md, in order. */
+export function docBlocks(): DocBlock[] {
+  const text = readFileSync(DOC, 'utf8');
+  return [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => {
+    const body = m[2] as string;
+    return { lang: m[1] as string, file: /^# file: (\S+)$/m.exec(body)?.[1], text: body };
+  });
+}
+
+/** The block that names `file`. */
+export function docFile(file: string): string {
+  const b = docBlocks().find((x) => x.file === file);
+  if (b === undefined) throw new Error(`docs/distributed.md has no block "# file: ${file}"`);
+  return b.text;
+}
+
+/** The shell blocks that name no file (the commands a user types), in order. */
+export function docCommands(lang = 'bash'): string[] {
+  return docBlocks()
+    .filter((b) => b.lang === lang && b.file === undefined)
+    .map((b) => b.text);
+}
+
+/**
+ * The sbatch submissions of the Slurm section as the Slurm tests make them (besides `--parsable`, which the test's
+ * helper adds): the docs test checks the document shows exactly these, with its own values.
+ */
+export const SBATCH = {
+  shards: (): string[] => ['shard.sbatch'],
+  fanIn: (jobs: readonly string[]): string[] => [`--dependency=afterany:${jobs.join(':')}`, 'merge.sbatch'],
+  again: (index: number | string): string[] => [`--array=${index}`, 'shard.sbatch'],
+  load: (rate: number | string, duration: string, startAt: number | string): string[] => [
+    `--export=ALL,RATE=${rate},DURATION=${duration},START_AT=${startAt}`,
+    'load.sbatch',
+  ],
+  loadFanIn: (job: string): string[] => [
+    `--dependency=afterany:${job}`,
+    '--output=logs/load-merge-%j.out',
+    '--wrap',
+    'gw load merge load/run-*.json --out load/all.json',
+  ],
+};
+
+/** An argv as a shell line (a word with a space or a `*` in single quotes). */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((w) => (/[\s*]/.test(w) ? `'${w}'` : w)).join(' ');
+}
+
+/**
+ * The gw commands of a shell text: continuation lines joined, split at `&&`, `;` and line ends, quotes dropped,
+ * and every variable or expression (`$X`, `${X}`, `$(X)`, `${{ … }}`) written `<v>` (a JSON array's closing `]`
+ * after a command, as in a container override, is not part of it).
+ */
+export function gwCommands(text: string): string[] {
+  return text
+    .replace(/\\\n\s*/g, ' ')
+    .split(/&&|;|\n/)
+    .map((c) =>
+      c
+        .trim()
+        .replace(/\$\{\{[^}]*\}\}/g, '<v>')
+        .replace(/\$\(\(.*?\)\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_]+\)/g, '<v>')
+        .replace(/\\?["']/g, '')
+        .replace(/\]+$/, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter((c) => /^gw\s/.test(c));
+}
