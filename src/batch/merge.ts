@@ -8,14 +8,15 @@
  * and `/etc/hostname` is no file of a shard) and must have the size its line says. All of that is checked before
  * anything is written. Each custom_id appears once: a success anywhere wins over a failure elsewhere; the first of
  * two successes is kept. The state logs are joined, ended by a merge record, so `gw batch status <out>` covers the
- * whole batch and names the missing shards. Streams line by line (only the custom_ids are held).
+ * whole batch and names the missing shards. Streams line by line (only the custom_ids are held); the second pass
+ * copies the lines the first checked without parsing them again.
  */
 import { constants, copyFile, lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { GwError, UsageError } from '../core/errors.js';
 import { fsError } from '../core/fs-errors.js';
 import { joinShards, parseShard, type ShardPart } from '../core/shard.js';
-import { DamagedFileError, readRecords, rewrite } from './lines.js';
+import { checkedTexts, DamagedFileError, readRecords, rewrite } from './lines.js';
 import type { BatchSinks } from './options.js';
 import { outputLineSchema, type SavedFile } from './output.js';
 import { withBatchLock } from './session.js';
@@ -62,9 +63,11 @@ export interface MergeReport {
 /** Which part of which run a directory holds: the shards of its runs (a merged directory holds several). */
 interface ShardIdentity extends ShardPart {
   dir: string;
+  /** The last line of its state log read as a record (the write pass copies up to it without parsing again). */
+  stateLast: number;
 }
 
-async function* records(path: string): AsyncGenerator<{ value: StateRecord; text: string }> {
+async function* records(path: string): AsyncGenerator<{ lineNo: number; value: StateRecord; text: string }> {
   try {
     await stat(path);
   } catch {
@@ -83,8 +86,10 @@ async function identityOf(dir: string): Promise<ShardIdentity> {
   let n = 0;
   let done = 0;
   let lastAt = 0;
+  let stateLast = 0;
   const ks = new Set<number>();
-  for await (const { value: r } of records(join(dir, STATE_FILE))) {
+  for await (const { lineNo, value: r } of records(join(dir, STATE_FILE))) {
+    stateLast = lineNo;
     lastAt = Math.max(lastAt, r.at);
     if (r.e === 'done') done++;
     if (r.e !== 'run') continue;
@@ -103,12 +108,17 @@ async function identityOf(dir: string): Promise<ShardIdentity> {
   }
   if (n === 0)
     throw new UsageError(`${dir} holds no run (its ${STATE_FILE} has no run record)`, { field: 'dirs' });
-  return { dir, where: dir, run, n, ks: [...ks], score: [done, lastAt] };
+  return { dir, where: dir, run, n, ks: [...ks], score: [done, lastAt], stateLast };
+}
+
+/** The name of a file a result line names (its path on the machine that ran it is not this one's). */
+function fileName(f: SavedFile): string {
+  return basename(f.path.replace(/\\/g, '/'));
 }
 
 /** The file a result line names, in its shard's own files/ (by name only), checked to be its size. */
 async function shardFile(dir: string, f: SavedFile, where: () => DamagedFileError): Promise<string> {
-  const name = basename(f.path.replace(/\\/g, '/'));
+  const name = fileName(f);
   if (name === '' || name === '.' || name === '..') throw where();
   const path = join(dir, FILES_DIR, name);
   try {
@@ -120,18 +130,32 @@ async function shardFile(dir: string, f: SavedFile, where: () => DamagedFileErro
   throw where();
 }
 
+/** What the first pass found in one directory's results: its last record's line, the lines not to copy. */
+interface ResultLines {
+  last: number;
+  /** Lines whose custom_id an earlier line (of this or another directory) already gave. */
+  skip: Set<number>;
+}
+
 /** The first pass: every line read and every file checked; which custom_id's success is kept where. */
-async function check(dirs: string[]): Promise<{ ok: Map<string, string>; duplicates: string[] }> {
-  const ok = new Map<string, string>();
+async function check(
+  dirs: string[],
+): Promise<{ ok: Set<string>; duplicates: string[]; lines: Map<string, ResultLines> }> {
+  const ok = new Set<string>();
   const duplicates: string[] = [];
+  const lines = new Map<string, ResultLines>();
   for (const d of dirs) {
     const path = join(d, RESULTS_FILE);
+    const mine: ResultLines = { last: 0, skip: new Set() };
+    lines.set(d, mine);
     for await (const { lineNo, value } of readIfThere(path)) {
+      mine.last = lineNo;
       if (ok.has(value.custom_id)) {
         duplicates.push(value.custom_id);
+        mine.skip.add(lineNo);
         continue;
       }
-      ok.set(value.custom_id, d);
+      ok.add(value.custom_id);
       for (const f of value.files ?? []) {
         await shardFile(
           d,
@@ -146,9 +170,8 @@ async function check(dirs: string[]): Promise<{ ok: Map<string, string>; duplica
       }
     }
     for await (const _ of readIfThere(join(d, ERRORS_FILE))) void _;
-    for await (const _ of records(join(d, STATE_FILE))) void _;
   }
-  return { ok, duplicates };
+  return { ok, duplicates, lines };
 }
 
 async function* readIfThere(path: string) {
@@ -162,48 +185,58 @@ async function* readIfThere(path: string) {
 
 /**
  * The second pass: results (files copied), errors, joined state logs ended by the merge's own record (what
- * `gw batch status` says was merged and is missing); each file replaced whole.
+ * `gw batch status` says was merged and is missing); each file replaced whole. The results and state lines were
+ * checked by the first pass under the shards' locks: they are copied as text, and only a line naming files is
+ * parsed again (its paths are rewritten).
  */
 async function write(
-  dirs: string[],
+  dirs: ShardIdentity[],
   out: string,
-  ok: Map<string, string>,
+  check: { ok: Set<string>; lines: Map<string, ResultLines> },
   merge: StateRecord,
 ): Promise<[number, number]> {
   await mkdir(join(out, FILES_DIR), { recursive: true });
   let nr = 0;
   await rewrite(join(out, RESULTS_FILE), async (results) => {
-    for (const d of dirs) {
-      for await (const { value } of readIfThere(join(d, RESULTS_FILE))) {
-        if (ok.get(value.custom_id) !== d) continue;
-        ok.set(value.custom_id, ''); // written: a second line of the same shard is a duplicate too
-        const files: SavedFile[] = [];
-        for (const f of value.files ?? []) {
-          const name = basename(f.path.replace(/\\/g, '/'));
-          await copyFile(join(d, FILES_DIR, name), join(out, FILES_DIR, name), constants.COPYFILE_FICLONE);
-          files.push({ path: `${FILES_DIR}/${name}`, bytes: f.bytes });
-        }
-        await results.write(`${JSON.stringify(value.files !== undefined ? { ...value, files } : value)}\n`);
+    for (const { dir: d } of dirs) {
+      const { last, skip } = check.lines.get(d) ?? { last: 0, skip: new Set<number>() };
+      for await (const { lineNo, text } of checkedTexts(join(d, RESULTS_FILE), last)) {
+        if (skip.has(lineNo)) continue;
+        await results.write(`${text.includes('"files"') ? await withFiles(d, out, text) : text}\n`);
         nr++;
       }
     }
   });
   const failed = new Set<string>();
   await rewrite(join(out, ERRORS_FILE), async (errors) => {
-    for (const d of dirs) {
+    for (const { dir: d } of dirs) {
       for await (const { value, text } of readIfThere(join(d, ERRORS_FILE))) {
-        if (ok.has(value.custom_id) || failed.has(value.custom_id)) continue;
+        if (check.ok.has(value.custom_id) || failed.has(value.custom_id)) continue;
         failed.add(value.custom_id);
         await errors.write(`${text}\n`);
       }
     }
   });
   await rewrite(join(out, STATE_FILE), async (state) => {
-    for (const d of dirs)
-      for await (const { text } of records(join(d, STATE_FILE))) await state.write(`${text}\n`);
+    for (const { dir: d, stateLast } of dirs)
+      for await (const { text } of checkedTexts(join(d, STATE_FILE), stateLast))
+        await state.write(`${text}\n`);
     await state.write(`${JSON.stringify(merge)}\n`);
   });
   return [nr, failed.size];
+}
+
+/** A result line with its files copied from its shard's files/ into the merge's, and its paths made the merge's. */
+async function withFiles(dir: string, out: string, text: string): Promise<string> {
+  const value = outputLineSchema.parse(JSON.parse(text));
+  if (value.files === undefined) return text;
+  const files: SavedFile[] = [];
+  for (const f of value.files) {
+    const name = fileName(f);
+    await copyFile(join(dir, FILES_DIR, name), join(out, FILES_DIR, name), constants.COPYFILE_FICLONE);
+    files.push({ path: `${FILES_DIR}/${name}`, bytes: f.bytes });
+  }
+  return JSON.stringify({ ...value, files });
 }
 
 async function isEmptyDir(dir: string): Promise<boolean> {
@@ -244,8 +277,7 @@ export async function mergeBatches(o: MergeOptions): Promise<MergeReport> {
     }
     return withShardLocks(dirs, o, async () => {
       const set = joinShards(await Promise.all(dirs.map(identityOf)), o.allowMissing === true, 'dirs');
-      const kept = set.kept.map((p) => p.dir);
-      const { ok, duplicates } = await check(kept);
+      const checked = await check(set.kept.map((p) => p.dir));
       const shards = {
         run: set.run ?? null,
         merged: set.merged,
@@ -255,8 +287,8 @@ export async function mergeBatches(o: MergeOptions): Promise<MergeReport> {
       const { run, n, merged, missing } = set;
       const record: StateRecord = { e: 'merge', at: Date.now(), run, n, merged, missing };
       try {
-        const [results, errors] = await write(kept, out, ok, record);
-        return { out, results, errors, duplicates, shards };
+        const [results, errors] = await write(set.kept, out, checked, record);
+        return { out, results, errors, duplicates: checked.duplicates, shards };
       } catch (e) {
         throw e instanceof GwError ? e : fsError(e, { path: out, action: 'write the merge into' });
       }
