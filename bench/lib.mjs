@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { get } from 'node:http';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
@@ -182,6 +183,24 @@ export async function startSim(config, name = 'sim') {
       cleanup(dir);
     },
   };
+}
+
+/** GET a JSON document over plain HTTP. */
+export function getJson(url) {
+  return new Promise((resolve, reject) => {
+    get(url, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve(JSON.parse(text)));
+    }).on('error', reject);
+  });
+}
+
+/** The p-quantile (0..1) of a list, nearest rank. */
+export function quantile(values, p) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
 }
 
 /** Median, min and max of a list of numbers. */

@@ -27,7 +27,6 @@
 //      own process), gw load against autocannon at the same connection count, interleaved runs; the ratio is the
 //      median of each round's own ratio (the machine's speed drifts between rounds).
 import { spawn } from 'node:child_process';
-import { get } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -36,8 +35,10 @@ import {
   SIM_TOKEN,
   cleanup,
   fmt,
+  getJson,
   gwEnv,
   interleaveRaw,
+  quantile,
   run,
   startSim,
   stats,
@@ -54,24 +55,6 @@ const ROUNDS = 5;
 // wave settles (with one wave, the simulator's cold start put 45 ms between gw's send and its arrival stamp and the
 // row swung by ±8 ms from run to run; with four it is steady).
 const WARMUP_WAVES = 4;
-
-/** GET a JSON document over plain HTTP. */
-function getJson(url) {
-  return new Promise((resolve, reject) => {
-    get(url, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve(JSON.parse(text)));
-    }).on('error', reject);
-  });
-}
-
-/** The p-quantile (0..1) of a list, nearest rank. */
-function quantile(values, p) {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
-}
 
 /** `gw load --json -m chat-3.7-plus <args>` (bin/gw, as users run it) against `baseUrl`: its JSON report. */
 async function gwLoad(dir, baseUrl, args) {

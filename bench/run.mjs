@@ -2,8 +2,8 @@
 // interleaved runs, min and max shown), with its target. Never a pass/fail timing in the test suite: this
 // prints, and exits 0 even when a figure misses (exit 1 only when a measurement could not be made).
 //
-//   npm run bench                 all figures (about 7 minutes on 2 cores, 2 of them probe-models)
-//   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load
+//   npm run bench                 all figures (about 8 minutes on 2 cores, 2 of them probe-models)
+//   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load, shards
 //   npm run bench -- --markdown   also print the README table
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -20,6 +20,7 @@ const SECTIONS = {
   load: async () => (await import('./load.mjs')).load(),
   'probe-models': async () => (await import('./probe-models.mjs')).probeModels(),
   'probe-soak': async () => (await import('./probe-soak.mjs')).probeSoak(),
+  shards: async () => (await import('./shards.mjs')).shards(),
 };
 
 const args = process.argv.slice(2);

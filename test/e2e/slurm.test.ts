@@ -14,7 +14,7 @@ import type { CapacityStats } from '../../src/sim/capacity.js';
 import { LatencyHistogram } from '../../src/load/histogram.js';
 import type { RunReport } from '../../src/load/schema.js';
 import { batchSim, chat, createsByPrompt, jsonl, video, writeInput, type Line } from '../helpers/batch.js';
-import { docFile, SBATCH } from '../helpers/distributed.js';
+import { csvRows, docFile, firstRequestLateness, SBATCH } from '../helpers/distributed.js';
 import { gwBinDir, isolatedDirs, spawnGw } from '../helpers/gw.js';
 import { useSim } from '../helpers/sim.js';
 import { SKIP_SLURM, startSlurm, until, type Slurm } from '../helpers/slurm.js';
@@ -222,12 +222,9 @@ describe.skipIf(SKIP_SLURM)('gw under Slurm', () => {
       const lateness: number[] = [];
       for (const k of [0, 1, 2]) {
         reports.push(JSON.parse(readFileSync(join(d, 'load', `run-${k}.json`), 'utf8')) as RunReport);
-        const rows = csv(join(d, 'load', `run-${k}.csv`));
+        const rows = csvRows(join(d, 'load', `run-${k}.csv`));
         for (const row of rows) if (row.ok === 'true') all.recordMs(Number(row.e2e_ms));
-        // The first request: its scheduled start (start_ms, from the instant) against its arrival at the simulator.
-        const first = rows.reduce((a, b) => (Number(b.start_ms) < Number(a.start_ms) ? b : a));
-        const at = arrived.get(first.request_id as string) as number;
-        lateness.push(at - (startAt + Number(first.start_ms)));
+        lateness.push(firstRequestLateness(rows, startAt, arrived));
       }
       // Never early (the clocks of two processes on one machine agree to well under a millisecond), and late by
       // less than the bound: see LATE_BOUND_MS.
@@ -258,11 +255,3 @@ describe.skipIf(SKIP_SLURM)('gw under Slurm', () => {
  * seconds before the instant here) or woke a timer's worth of scheduling late.
  */
 const LATE_BOUND_MS = 250;
-
-function csv(path: string): Array<Record<string, string>> {
-  const [head, ...rows] = readFileSync(path, 'utf8').trim().split('\n');
-  const names = (head ?? '').split(',');
-  return rows.map(
-    (r) => Object.fromEntries(r.split(',').map((v, i) => [names[i] ?? '', v])) as Record<string, string>,
-  );
-}

@@ -83,3 +83,28 @@ export function gwCommands(text: string): string[] {
     )
     .filter((c) => /^gw\s/.test(c));
 }
+
+/** The rows of a `gw load --csv` file, by column name. */
+export function csvRows(path: string): Array<Record<string, string>> {
+  const [head, ...rows] = readFileSync(path, 'utf8').trim().split('\n');
+  const names = (head ?? '').split(',');
+  return rows.map(
+    (r) => Object.fromEntries(r.split(',').map((v, i) => [names[i] ?? '', v])) as Record<string, string>,
+  );
+}
+
+/**
+ * How late a shard's first request reached the simulator (ms): its arrival stamp (`GET /sim/capacity?stamps=1`,
+ * Unix ms of the simulator's clock, the machine's) against the instant it was due, `--start-at` plus its scheduled
+ * start (`start_ms` of its --csv row, counted from the instant). Negative when it arrived early.
+ */
+export function firstRequestLateness(
+  rows: ReadonlyArray<Record<string, string>>,
+  startAt: number,
+  arrived: ReadonlyMap<string, number>,
+): number {
+  const first = rows.reduce((a, b) => (Number(b.start_ms) < Number(a.start_ms) ? b : a));
+  const at = arrived.get(first.request_id as string);
+  if (at === undefined) throw new Error(`the simulator has no arrival stamp of ${first.request_id}`);
+  return at - (startAt + Number(first.start_ms));
+}
