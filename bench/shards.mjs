@@ -267,8 +267,9 @@ async function slurmSkew(dir, h) {
         GW_BASE_URL: sim.baseUrl,
         GW_TOKEN: SIM_TOKEN,
       };
-      // Time for the three tasks to be running (Slurm starts them within a second here).
-      const startAt = Date.now() + 6000;
+      // Time for the three tasks to be running: Slurm starts them within a second on an idle machine, but at a
+      // load average of 20 one task once started 1.1 s after a 6 s lead, which measures the machine, not gw.
+      const startAt = Date.now() + 10_000;
       const jid = await cluster.sbatch(h.SBATCH.load(30, '2s', startAt), { cwd: d, env });
       const states = await cluster.untilEnded([jid], 120_000);
       if ([...states.values()].some((s) => s !== 'COMPLETED'))
