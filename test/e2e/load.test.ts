@@ -57,11 +57,13 @@ describe('gw load against the simulator', () => {
     const stamped = sim.sim.capacity?.stats().ttftMs;
     expect(ttft?.count).toBe(24);
     expect(stamped?.count).toBe(24);
-    // The first token cannot arrive before the simulator waited 120 ms; on a loaded machine it may come later,
-    // but gw's figure follows the simulator's own stamps (same requests, the difference is loopback + scheduling).
+    // Only what causality guarantees, so a loaded machine cannot fail it: gw starts its clock before the request
+    // reaches the simulator and stops it after the simulator wrote the first token, so each request's figure is at
+    // least the simulator's stamp, hence so is the mean (0.5 % for the histogram's rounding); and the first token
+    // never comes after the whole answer.
     expect(ttft?.p50).toBeGreaterThanOrEqual(120);
-    expect(ttft?.p50).toBeLessThan(120 + 200);
-    expect(Math.abs((ttft?.p50 ?? 0) - (stamped?.p50 ?? 0))).toBeLessThan(40);
+    expect(ttft?.mean).toBeGreaterThanOrEqual((stamped?.mean ?? Infinity) * 0.995);
+    expect(ttft?.mean).toBeLessThanOrEqual((st?.latency_ms.e2e.mean ?? 0) * 1.005);
     // Tokens come from the gateway's usage: the simulator reports one token per streamed word.
     expect(st?.output_tokens).toBe(24 * 8);
     expect(st?.usage_missing).toBe(0);
@@ -252,10 +254,17 @@ describe('gw load against the simulator', () => {
       const r = await load([...args, ...extra, '--max-tokens', '2', '--csv', csv], sim.env);
       expect(r.exitCode, r.stderr).toBe(0);
       const res = await fetch(`${sim.baseUrl}/sim/capacity?stamps=1`);
-      const { stamps } = (await res.json()) as { stamps: Array<{ arrived_unix_ms: number }> };
+      type Stamp = { arrived_unix_ms: number; first_token_unix_ms: number };
+      const { stamps } = (await res.json()) as { stamps: Stamp[] };
       const origin = r.report.origin_unix_ms as number;
-      const arrived = stamps.map((x) => x.arrived_unix_ms - origin).filter((t) => t >= 0);
-      return { ...r, before: (ms: number) => arrived.filter((t) => t < ms).length };
+      const mine = stamps.filter((x) => x.arrived_unix_ms >= origin);
+      const arrived = mine.map((x) => x.arrived_unix_ms - origin);
+      const firstAnswer = Math.min(...mine.map((x) => x.first_token_unix_ms - origin));
+      return {
+        ...r,
+        before: (ms: number) => arrived.filter((t) => t < ms).length,
+        firstFour: () => arrived.filter((t) => t < firstAnswer).length,
+      };
     };
     const { report, before } = await run([]);
     const st = report.steps[0];
@@ -267,9 +276,10 @@ describe('gw load against the simulator', () => {
     // User i starts 100·i ms into the step (the run's origin is earlier still).
     expect(before(100)).toBeLessThanOrEqual(1);
     expect(before(200)).toBeLessThanOrEqual(2);
-    // The same run without the ramp starts all four at once.
+    // The same run without the ramp starts all four before any answer could come back (each takes 200 ms),
+    // so the first four arrivals are the four users' first requests: none of them waited for the ramp.
     const all = await run(['--ramp-up', '0s']);
-    expect(all.before(100)).toBe(4);
+    expect(all.firstFour()).toBe(4);
   });
 
   it('Ctrl-C ends a run with a partial report and exit 130', async () => {
