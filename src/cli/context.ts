@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
+import type { RequestSpan, TraceContext } from '../client/trace.js';
 import { readConfigFile, type ConfigStore, type DefaultModelKind, type Profile } from '../core/config.js';
 import { parsePositiveDuration } from '../core/duration.js';
 import { ConfigError, UsageError } from '../core/errors.js';
@@ -100,6 +101,12 @@ export class Context {
   /** The --ca-file text, read for the first client. */
   #ca: Promise<string | undefined> | undefined;
   #warnedHttp = false;
+  /** The command's trace: every client's requests join it (made with the first client). */
+  #trace: TraceContext | undefined;
+  /** Told of every request the command's clients finish (`--otlp`). */
+  #onSpan: ((s: RequestSpan) => void) | undefined;
+  /** Run when the command ends, before the clients close (telemetry's bounded last flush). */
+  readonly #onClose: Array<() => Promise<void>> = [];
 
   constructor(
     readonly io: Io,
@@ -261,7 +268,10 @@ export class Context {
       this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
     }
     const { GatewayClient } = await import('../client/gateway-client.js');
+    const trace = (this.#trace ??= await this.#newTrace());
     const client = new GatewayClient({
+      trace,
+      onSpan: this.#onSpan,
       baseUrl,
       token,
       timeoutMs: s.timeoutMs,
@@ -282,6 +292,23 @@ export class Context {
     });
     this.#clients.push(client);
     return client;
+  }
+
+  /** The command's one trace; `--verbose` prints its id, so the gateway's traces can be searched for it. */
+  async #newTrace(): Promise<TraceContext> {
+    const { TraceContext } = await import('../client/trace.js');
+    const trace = new TraceContext();
+    this.out.verbose(`trace id ${trace.traceId}`);
+    return trace;
+  }
+
+  /**
+   * Sends every request of the clients made from now on to `sink` when it ends (`--otlp`); `close` runs when the
+   * command ends (a bounded flush). Call it before the first client.
+   */
+  observeRequests(sink: (s: RequestSpan) => void, close: () => Promise<void>): void {
+    this.#onSpan = sink;
+    this.#onClose.push(close);
   }
 
   /** The PEM text of `--ca-file` / GW_CA_FILE; an unreadable file, one too large or with no certificate is exit 2. */
@@ -372,8 +399,9 @@ export class Context {
     return import('@inquirer/prompts');
   }
 
-  /** Closes every client this context opened. */
+  /** Runs the telemetry's last flush, then closes every client this context opened. */
   async close(): Promise<void> {
+    for (const f of this.#onClose.splice(0)) await f();
     this.out.flush();
     await Promise.all(this.#clients.map((c) => c.close()));
   }

@@ -33,7 +33,7 @@ export function rootProgram(): Command {
     .version(VERSION, '-V, --version')
     .option('--json', 'machine output on stdout', false)
     .option('--quiet', 'no progress or hints on stderr', false)
-    .option('--verbose', 'one line per HTTP exchange on stderr (never the token)', false)
+    .option('--verbose', 'the trace id, then one line per HTTP exchange on stderr (never the token)', false)
     .option('--no-color', 'no colour (also NO_COLOR)')
     .option('--profile <name>', 'profile to use (env GW_PROFILE)')
     .option('--base-url <url>', 'gateway base address, without /v1 (env GW_BASE_URL)')

@@ -14,7 +14,8 @@ import {
 import { describeNetworkError, isAbortError } from './network-errors.js';
 import { SseLineTooLongError, decodeSseBatches, type SseEvent } from './sse.js';
 import { deadline } from './deadline.js';
-import { createDispatcher } from './transport.js';
+import { MAX_SPAN_GAPS, TraceContext, usageOf, type RequestSpan } from './trace.js';
+import { createDispatcher, gatewayOnly } from './transport.js';
 
 /** One HTTP exchange as reported to `onExchange` (drives `--verbose`). Never carries the token or headers. */
 export interface Exchange {
@@ -52,6 +53,13 @@ export interface GatewayClientOptions {
   maxResponseBytes?: number | undefined;
   /** Most connections to the gateway's origin (default: no limit); a load generator sizes its pool with it. */
   connections?: number | undefined;
+  /**
+   * The trace every request joins (`traceparent`, sent to the gateway's origin only); share one between the
+   * clients of one job so they make one trace. Default: a new trace for this client.
+   */
+  trace?: TraceContext | undefined;
+  /** Told of every request when it ended (its answer read, its stream over, or its failure): telemetry exporters. */
+  onSpan?: ((s: RequestSpan) => void) | undefined;
 }
 
 /** HTTP methods the gateway uses. */
@@ -191,6 +199,14 @@ interface Send {
   retries: number;
   deadline: number | undefined;
   mode: Mode;
+  /** The body's model, for spans. */
+  model: string | undefined;
+}
+
+/** One attempt's span: its id and when it started (Unix milliseconds). */
+interface Attempt {
+  spanId: string;
+  startUnixMs: number;
 }
 
 /** An answer with a success status, its body not yet read; `timedOut` says whether the call's own limit fired. */
@@ -200,6 +216,7 @@ interface Answer {
   attempt: number;
   started: number;
   timedOut: () => boolean;
+  span: Attempt;
 }
 
 /** A 3xx to an API call: reported with where it points (only downloads follow redirects). */
@@ -218,6 +235,55 @@ function redirectError(
     requestId,
     hint: 'the base URL is probably not the gateway itself (a trailing path, http instead of https, or an old host): use the address the redirect names',
   });
+}
+
+/** The body's model (`model`, or alpha's `model_name`), JSON or multipart, for spans. */
+function modelOf(o: Pick<RequestOptions<unknown>, 'body' | 'form'>): string | undefined {
+  const fromForm = o.form?.get('model');
+  if (typeof fromForm === 'string') return fromForm;
+  const b = o.body;
+  if (b === null || typeof b !== 'object') return undefined;
+  const m =
+    (b as { model?: unknown; model_name?: unknown }).model ?? (b as { model_name?: unknown }).model_name;
+  return typeof m === 'string' ? m : undefined;
+}
+
+/** A prepared request's headers as undici's flat [name, value, …] list, made once per prepared request. */
+const flatCache = new WeakMap<PreparedRequest, string[]>();
+function flatHeaders(p: PreparedRequest): string[] {
+  let flat = flatCache.get(p);
+  if (flat === undefined) {
+    flat = Object.entries(p.options.headers).flat();
+    flatCache.set(p, flat);
+  }
+  return flat;
+}
+
+/** When a stream's chunks (network reads with events) arrive: time to the first, gaps between the later ones. */
+class StreamTiming {
+  readonly #started: number;
+  #last: number | undefined;
+  #ttft: number | undefined;
+  readonly #gaps: number[] = [];
+
+  /** `started`: the request's start, in `now`'s time. */
+  constructor(
+    readonly now: () => number,
+    started: number,
+  ) {
+    this.#started = started;
+  }
+
+  chunk(): void {
+    const t = this.now();
+    if (this.#last === undefined) this.#ttft = t - this.#started;
+    else if (this.#gaps.length < MAX_SPAN_GAPS) this.#gaps.push(t - this.#last);
+    this.#last = t;
+  }
+
+  span(): Pick<RequestSpan, 'ttftMs' | 'chunkGapsMs'> {
+    return { ttftMs: this.#ttft, chunkGapsMs: this.#gaps };
+  }
 }
 
 /**
@@ -244,6 +310,8 @@ export class GatewayClient {
   readonly #maxResponseBytes: number;
   readonly #origin: string;
   readonly #options: GatewayClientOptions;
+  readonly #trace: TraceContext;
+  readonly #onSpan: ((s: RequestSpan) => void) | undefined;
 
   constructor(o: GatewayClientOptions) {
     this.#options = o;
@@ -262,10 +330,14 @@ export class GatewayClient {
         connections: o.connections,
       });
     // Downloads follow redirects (a result on a CDN); undici's interceptor drops Authorization on a cross-origin
-    // hop, and throwOnMaxRedirect (implemented, missing from undici's types) makes a loop fail.
+    // hop, gatewayOnly the trace header, and throwOnMaxRedirect (implemented, missing from undici's types) makes a
+    // loop fail.
     this.#redirecting = this.#dispatcher.compose(
+      gatewayOnly(this.#origin, ['traceparent']),
       interceptors.redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
     );
+    this.#trace = o.trace ?? new TraceContext();
+    this.#onSpan = o.onSpan;
     this.#sleep = o.sleep ?? realSleep;
     this.#random = o.random ?? Math.random;
     this.#now = o.now ?? Date.now;
@@ -291,6 +363,7 @@ export class GatewayClient {
     return new GatewayClient({
       ...this.#options,
       dispatcher: this.#dispatcher,
+      trace: this.#trace,
       validate: o.validate ?? this.validate,
       onExchange:
         own !== undefined && extra !== undefined
@@ -305,6 +378,11 @@ export class GatewayClient {
   /** The origin (scheme, host, port) of the gateway. */
   get origin(): string {
     return this.#origin;
+  }
+
+  /** The trace this client's requests join. */
+  get trace(): TraceContext {
+    return this.#trace;
   }
 
   /** Closes the connection pool (only when the client created it). */
@@ -323,16 +401,20 @@ export class GatewayClient {
     } catch (e) {
       // An answer cut short (dropped, stalled past the timeout, too large) still names the exchange.
       this.#report(s, a, undefined, e);
-      throw this.#mapError(e, s, s.timeoutMs, requestId, a.timedOut());
+      const mapped = this.#mapError(e, s, s.timeoutMs, requestId, a.timedOut());
+      this.#endSpan(s, a.span, res.statusCode, requestId, { error: mapped });
+      throw mapped;
     }
     this.#report(s, a, res.statusCode);
-    return {
-      data: this.#parse(o, res.statusCode, text, requestId),
-      status: res.statusCode,
-      requestId,
-      headers: res.headers,
-      text,
-    };
+    let data: T;
+    try {
+      data = this.#parse(o, res.statusCode, text, requestId);
+    } catch (e) {
+      this.#endSpan(s, a.span, res.statusCode, requestId, { error: e });
+      throw e;
+    }
+    if (this.#onSpan !== undefined) this.#endSpan(s, a.span, res.statusCode, requestId, usageOf(data));
+    return { data, status: res.statusCode, requestId, headers: res.headers, text };
   }
 
   /**
@@ -348,17 +430,23 @@ export class GatewayClient {
     const contentType = header(headers, 'content-type') ?? '';
     if (!contentType.includes('text/event-stream')) {
       const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
-      throw new ResponseShapeError(
+      const err = new ResponseShapeError(
         `expected an event stream, got ${contentType || 'no content type'}: ${text.slice(0, 120)}`,
         { status: res.statusCode, requestId },
       );
+      this.#endSpan(s, a.span, res.statusCode, requestId, { error: err });
+      throw err;
     }
     const body = res.body;
     let idle = false;
     const mapError = (e: unknown): unknown => this.#mapError(e, s, s.timeoutMs, requestId, idle);
     const timeoutMs = s.timeoutMs;
+    const timing = this.#onSpan !== undefined ? new StreamTiming(this.#now, a.span.startUnixMs) : undefined;
+    const ended = (error?: unknown): void =>
+      this.#endSpan(s, a.span, res.statusCode, requestId, { error, ...timing?.span() });
     async function* batches(): AsyncGenerator<SseEvent[]> {
       let timer: NodeJS.Timeout | undefined;
+      let failure: unknown;
       const arm = (): void => {
         timer = setTimeout(() => {
           idle = true;
@@ -370,14 +458,17 @@ export class GatewayClient {
         for await (const batch of decodeSseBatches(body)) {
           // The consumer's time (printing) is not the gateway's silence.
           clearTimeout(timer);
+          timing?.chunk();
           yield batch;
           arm();
         }
       } catch (e) {
-        throw mapError(e);
+        failure = mapError(e);
+        throw failure;
       } finally {
         clearTimeout(timer);
         body.destroy();
+        ended(failure);
       }
     }
     const source = batches();
@@ -401,6 +492,8 @@ export class GatewayClient {
     const s = this.#prepare({ method: 'GET', ...o }, 'raw');
     const a = await this.#send(s);
     this.#report(s, a, a.res.statusCode);
+    // The span ends with the headers: the body is the caller's to read (a download's time is its own).
+    this.#endSpan(s, a.span, a.res.statusCode, a.requestId, {});
     return { status: a.res.statusCode, requestId: a.requestId, headers: a.res.headers, body: a.res.body };
   }
 
@@ -440,24 +533,29 @@ export class GatewayClient {
    * Sends a prepared request through the client's dispatcher (the same connection pool, proxy, CAs and timeouts as
    * every call) and hands undici's callbacks to `handler` as they come, for a program that takes its own
    * timestamps as bytes arrive (a load generator). Nothing is retried, followed, parsed or reported to
-   * `onExchange`; the handler turns what it got into errors with `answerError` and `failure`.
+   * `onExchange` or `onSpan`; the handler turns what it got into errors with `answerError` and `failure`. Returns
+   * the span id of the request's `traceparent` (a new one per request).
    */
-  dispatch(p: PreparedRequest, body: Buffer | string | null, handler: Dispatcher.DispatchHandler): void {
+  dispatch(p: PreparedRequest, body: Buffer | string | null, handler: Dispatcher.DispatchHandler): string {
     const o = p.options;
+    const spanId = this.#trace.spanId();
     // Spelled out: `{ ...p.options, body }` made V8 build each request's options as a slow object, and undici's
     // reads of it cost a sixth of gw load's requests per second (measured on tiny requests at 64 connections).
+    // The headers go as undici's flat list: the prepared ones and this request's traceparent (prepare() builds
+    // requests for the gateway's origin only).
     this.#dispatcher.dispatch(
       {
         origin: o.origin,
         path: o.path,
         method: o.method,
-        headers: o.headers,
+        headers: [...flatHeaders(p), 'traceparent', this.#trace.header(spanId)],
         headersTimeout: o.headersTimeout,
         bodyTimeout: o.bodyTimeout,
         body,
       },
       handler,
     );
+    return spanId;
   }
 
   /** The error of a dispatch that got no complete answer (refused, TLS, proxy, timeout): the client's mapping. */
@@ -493,6 +591,7 @@ export class GatewayClient {
       retries: RETRY_METHODS.has(o.method) ? (o.retries ?? this.#maxRetries) : 0,
       deadline: o.deadline,
       mode,
+      model: this.#onSpan !== undefined ? modelOf(o) : undefined,
     };
   }
 
@@ -505,8 +604,12 @@ export class GatewayClient {
   async #send(s: Send): Promise<Answer> {
     const u = new URL(s.url);
     const dispatcher = s.mode === 'raw' ? this.#redirecting : this.#dispatcher;
+    const traced = this.#sameOrigin(s.url);
     for (let attempt = 0; ; attempt++) {
       const started = this.#now();
+      // Each attempt is a request of its own: its own span, its own traceparent.
+      const span: Attempt = { spanId: this.#trace.spanId(), startUnixMs: started };
+      if (traced) s.headers.traceparent = this.#trace.header(span.spanId);
       // JSON calls: the timeout bounds the whole answer. Streams and downloads: the wait for headers and each gap.
       const guard = s.mode === 'json' ? deadline(s.signal, s.timeoutMs) : undefined;
       const signal = guard?.signal ?? s.signal;
@@ -532,6 +635,7 @@ export class GatewayClient {
         const code = (e as { code?: unknown }).code;
         const again =
           mapped instanceof ConnectionError && typeof code === 'string' && RETRY_CONNECT_CODES.has(code);
+        this.#endSpan(s, span, undefined, undefined, { error: mapped });
         if (again && attempt < s.retries) {
           const wait = backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });
           if (this.#fits(s, wait)) {
@@ -548,12 +652,16 @@ export class GatewayClient {
         // is reported as such, with where it points, instead of as an odd answer.
         await res.body.dump().catch(() => undefined);
         this.#report(s, { attempt, started, requestId }, status);
-        throw redirectError(s, status, res.headers, requestId);
+        const err = redirectError(s, status, res.headers, requestId);
+        this.#endSpan(s, span, status, requestId, { error: err });
+        throw err;
       }
       if (status >= 400) {
         const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
         this.#report(s, { attempt, started, requestId }, status);
         const retryAfter = parseRetryAfter(res.headers, this.#now);
+        const err = errorFromBody(status, text, requestId, res.headers);
+        this.#endSpan(s, span, status, requestId, { error: err });
         if (attempt < s.retries && RETRY_STATUS.has(status)) {
           const wait =
             retryAfter ?? backoffDelay(attempt, { initialMs: 500, maxMs: 30_000, random: this.#random });
@@ -562,11 +670,10 @@ export class GatewayClient {
             continue;
           }
         }
-        const err = errorFromBody(status, text, requestId, res.headers);
         if (retryAfter !== undefined) err.retryAfterMs = Math.min(retryAfter, MAX_REPORTED_RETRY_AFTER_MS);
         throw err;
       }
-      return { res, requestId, attempt, started, timedOut };
+      return { res, requestId, attempt, started, timedOut, span };
     }
   }
 
@@ -685,6 +792,35 @@ export class GatewayClient {
       );
     }
     return parsed.data;
+  }
+
+  /** Tells `onSpan` that an attempt ended: answered (with what it measured) or failed with `error`. */
+  #endSpan(
+    s: Send,
+    a: Attempt,
+    status: number | undefined,
+    requestId: string | undefined,
+    extra: Pick<RequestSpan, 'ttftMs' | 'chunkGapsMs' | 'inputTokens' | 'outputTokens'> & { error?: unknown },
+  ): void {
+    if (this.#onSpan === undefined) return;
+    const { error, ...measured } = extra;
+    const own = s.url.startsWith(this.baseUrl);
+    const path = (own ? s.url.slice(this.baseUrl.length) : new URL(s.url).pathname).replace(/\?.*$/, '');
+    const code = error instanceof GatewayError ? error.code : error !== undefined ? 'error' : undefined;
+    this.#onSpan({
+      traceId: this.#trace.traceId,
+      spanId: a.spanId,
+      method: s.method,
+      path,
+      origin: own ? this.#origin : new URL(s.url).origin,
+      startUnixMs: a.startUnixMs,
+      durationMs: this.#now() - a.startUnixMs,
+      status,
+      requestId,
+      errorCode: code,
+      model: s.model,
+      ...measured,
+    });
   }
 
   #report(

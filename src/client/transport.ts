@@ -314,3 +314,41 @@ function readPem(path: string): string {
     return ''; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS
   }
 }
+
+/**
+ * An interceptor that removes the headers `names` from every request not addressed to `origin`. undici's redirect
+ * interceptor drops Authorization and cookies when a redirect changes origin but keeps every other header; the
+ * gateway's own headers (`traceparent`) stay with the gateway too. Composed under the redirect interceptor, it
+ * sees every hop.
+ */
+export function gatewayOnly(
+  origin: string,
+  names: readonly string[],
+): Dispatcher.DispatcherComposeInterceptor {
+  const drop = new Set(names.map((n) => n.toLowerCase()));
+  return (dispatch) => (opts, handler) => {
+    const to = typeof opts.origin === 'string' ? opts.origin : opts.origin?.origin;
+    if (to === origin || opts.headers === undefined || opts.headers === null) return dispatch(opts, handler);
+    return dispatch({ ...opts, headers: withoutHeaders(opts.headers, drop) }, handler);
+  };
+}
+
+/** `headers` (an object, a flat [name, value, …] list or [name, value] pairs) without the names in `drop`. */
+function withoutHeaders(
+  headers: NonNullable<Dispatcher.DispatchOptions['headers']>,
+  drop: ReadonlySet<string>,
+): string[] {
+  const out: string[] = [];
+  const keep = (name: unknown, value: unknown): void => {
+    if (typeof name !== 'string' || drop.has(name.toLowerCase())) return;
+    for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) out.push(name, String(v));
+  };
+  if (Array.isArray(headers) && (headers.length === 0 || !Array.isArray(headers[0]))) {
+    const flat = headers as unknown[];
+    for (let i = 0; i + 1 < flat.length; i += 2) keep(flat[i], flat[i + 1]);
+  } else {
+    const entries = Symbol.iterator in headers ? headers : Object.entries(headers);
+    for (const [name, value] of entries as Iterable<[unknown, unknown]>) keep(name, value);
+  }
+  return out;
+}

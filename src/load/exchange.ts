@@ -55,6 +55,8 @@ export interface Outcome {
   sent: boolean;
   /** It failed because this process ran out of file descriptors (EMFILE, ENFILE): `ulimit -n`, not the gateway. */
   localLimit?: boolean;
+  /** The span id of its `traceparent` (the client's trace). */
+  spanId?: string;
 }
 
 /** Bytes kept of a successful non-streamed body (for its usage) and of an error body (for its code). */
@@ -522,8 +524,10 @@ export function exchange(
       return;
     }
     flight.add(x);
+    // Held here: a request that fails at once has settled (and let go of its outcome) before dispatch returns.
+    const out = x.out;
     try {
-      client.dispatch(req.request, req.body, x);
+      out.spanId = client.dispatch(req.request, req.body, x);
     } catch (e) {
       x.onResponseError(undefined as unknown as Dispatcher.DispatchController, e as Error);
     }

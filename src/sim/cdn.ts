@@ -49,7 +49,13 @@ export class Cdn {
   /** Authorization headers received (must stay empty). */
   readonly authorizationSeen: string[] = [];
   /** Requests received: method, path, range. */
-  readonly requests: Array<{ method: string; path: string; range: string | undefined }> = [];
+  /** Requests received, with their `traceparent` (the gateway's own header: a file origin must never see it). */
+  readonly requests: Array<{
+    method: string;
+    path: string;
+    range: string | undefined;
+    traceparent: string | undefined;
+  }> = [];
   faults: () => FaultRule[] = () => [];
   #server: Server | undefined;
   baseUrl = '';
@@ -90,7 +96,9 @@ export class Cdn {
   #serve(req: IncomingMessage, res: ServerResponse, faults: FaultRule[]): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const range = req.headers.range;
-    this.requests.push({ method: req.method ?? 'GET', path, range });
+    const tp = req.headers.traceparent;
+    const traceparent = typeof tp === 'string' ? tp : undefined;
+    this.requests.push({ method: req.method ?? 'GET', path, range, traceparent });
     if (this.requests.length > 2 * CDN_LOG_LIMIT)
       this.requests.splice(0, this.requests.length - CDN_LOG_LIMIT);
     if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);

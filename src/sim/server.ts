@@ -26,13 +26,20 @@ export interface LoggedRequest {
   body: unknown;
   requestId: string;
   status?: number;
+  /** The W3C `traceparent` header as received (a client's trace and span ids: join its traces to this log). */
+  traceparent?: string | undefined;
 }
 
 /**
  * Options of startSim: the config shape plus a clock for tests, and optionally the route families to register
  * (default: every family; `gw probe --sim` registers only those its checks call, and loads no other route code).
  */
-export type StartSimOptions = SimConfigInput & { now?: () => number; routes?: (sim: Sim) => void };
+export type StartSimOptions = SimConfigInput & {
+  now?: () => number;
+  routes?: (sim: Sim) => void;
+  /** Told of every logged request once its answer was sent (`gw sim --log`). */
+  onRequest?: ((r: LoggedRequest) => void) | undefined;
+};
 
 /** A running simulator. */
 export interface SimHandle {
@@ -56,6 +63,8 @@ export class Sim {
   readonly #faultHits = new Map<FaultRule, number>();
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
   #requestCounter = 0;
+  /** See StartSimOptions.onRequest. */
+  onRequest: ((r: LoggedRequest) => void) | undefined;
 
   constructor(
     readonly config: SimConfig,
@@ -175,6 +184,7 @@ export class Sim {
       headers: req.headers,
       body,
       requestId,
+      traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined,
     });
 
     const m = this.router.match(method, url.pathname);
@@ -240,7 +250,10 @@ export class Sim {
   #log(res: ServerResponse, logged: LoggedRequest): void {
     this.requests.push(logged);
     keepRequestLogBounded(this.requests);
-    res.on('finish', () => (logged.status = res.statusCode));
+    res.on('finish', () => {
+      logged.status = res.statusCode;
+      this.onRequest?.(logged);
+    });
   }
 
   /** Answers 401 for an unknown or missing token, 429 past the token's rate; true when it answered. */
@@ -407,9 +420,10 @@ function listenError(e: unknown, host: string, port: number, what: string): SimL
  * Used by `gw sim`, `gw probe --sim` and the tests.
  */
 export async function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
-  const { now, routes, ...input } = options;
+  const { now, routes, onRequest, ...input } = options;
   const config = resolveSimConfig(input);
   const sim = new Sim(config, now);
+  sim.onRequest = onRequest;
   await sim.cdn.listen(config.host, config.cdnPort).catch((e: unknown) => {
     throw listenError(e, config.host, config.cdnPort, 'CDN origin');
   });

@@ -24,6 +24,10 @@ export const simFlags = z.object({
     flag: '--config <file>',
     help: 'JSON config: host, port, tokens, timings, faults, capacity (see docs/simulator.md)',
   }),
+  log: flag(z.boolean().optional(), {
+    flag: '--log',
+    help: 'print one line per request answered: method, path, status, request id, traceparent (--json: NDJSON)',
+  }),
 });
 
 /** `gw sim`: a local gateway that follows the contract. */

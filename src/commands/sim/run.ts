@@ -1,5 +1,6 @@
 import { GwError, UsageError } from '../../core/errors.js';
 import { DEFAULT_SIM_TOKEN, type SimConfigInput } from '../../sim/config.js';
+import type { LoggedRequest } from '../../sim/server.js';
 import type { Context } from '../../cli/context.js';
 import type { simFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
@@ -60,6 +61,25 @@ export function banner(
   return [`try: GW_BASE_URL=${baseUrl} gw models  # ${why}`];
 }
 
+/** `--log`: one request answered, as a line (`-` for a missing value) or an NDJSON object with --json. */
+function logLine(ctx: Context, r: LoggedRequest): void {
+  const entry = {
+    method: r.method,
+    path: r.path,
+    status: r.status ?? null,
+    request_id: r.requestId,
+    traceparent: r.traceparent ?? null,
+  };
+  void ctx.out.result(
+    { request: entry },
+    () =>
+      ctx.out.line(
+        `${entry.method} ${entry.path} ${entry.status ?? '-'} ${entry.request_id} traceparent ${entry.traceparent ?? '-'}`,
+      ),
+    { ndjson: true },
+  );
+}
+
 /** Runs the simulator until Ctrl-C / SIGTERM. */
 export default async function run(ctx: Context, opts: Flags<typeof simFlags>): Promise<number> {
   const port = opts.port;
@@ -67,7 +87,8 @@ export default async function run(ctx: Context, opts: Flags<typeof simFlags>): P
   const input = opts.config !== undefined ? await readSimConfig(opts.config, ctx.signal) : {};
   // Flags win over the config file, which wins over the defaults.
   const host = opts.host ?? input.host ?? '127.0.0.1';
-  const sim = await startSim({ ...input, host, port: port ?? input.port ?? 8787 }).catch(
+  const onRequest = opts.log === true ? (r: LoggedRequest) => logLine(ctx, r) : undefined;
+  const sim = await startSim({ ...input, host, port: port ?? input.port ?? 8787, onRequest }).catch(
     async (e: unknown) => {
       throw await simStartError(e);
     },
