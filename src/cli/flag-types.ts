@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';
+import { parseHttpUrl } from '../core/http-url.js';
 
 /** A transform that runs `parse`; the parser's UsageError becomes the flag's issue. */
 function issuing<I, T>(parse: (input: I) => T): (input: I, ctx: z.RefinementCtx) => T {
@@ -110,3 +111,7 @@ export function parseTolerance(text: string): number {
   if (v > 1000) refuse(`"${text}" must be at most 1000%`);
   return v / 100;
 }
+
+/** An absolute http(s) URL (`--otlp`, `--remote-write`). */
+export const httpUrl = (field: string): ReturnType<typeof parsed<string>> =>
+  parsed((t) => parseHttpUrl(t, field));

@@ -24,6 +24,7 @@ import type { Dispatcher } from 'undici';
 import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js';
 import { rootCode } from '../client/network-errors.js';
 import { SseBound } from '../client/sse.js';
+import { usageOf } from '../client/trace.js';
 import type { Prepared, TextApi } from './workload.js';
 
 /** What one request produced (times in ms). */
@@ -49,13 +50,18 @@ export interface Outcome {
   itlMaxMs?: number;
   /** Output tokens from the gateway's usage; undefined when it reported none. */
   outputTokens?: number;
+  /** Input tokens from the gateway's usage, when it reported them. */
+  inputTokens?: number;
+  /** The model the request asked for. */
+  model?: string;
   /** True when the step ended (its duration, Ctrl-C, an early stop) while this request was in flight (not counted). */
   cancelled?: boolean;
   /** False when the request failed before a byte of it was written (a refused connection, no file descriptor). */
   sent: boolean;
   /** It failed because this process ran out of file descriptors (EMFILE, ENFILE): `ulimit -n`, not the gateway. */
   localLimit?: boolean;
-  /** The span id of its `traceparent` (the client's trace). */
+  /** The trace and span ids of its `traceparent` (unset when it failed before it could be sent). */
+  traceId?: string;
   spanId?: string;
 }
 
@@ -180,9 +186,11 @@ function tryParse(text: string): Parsed | undefined {
   }
 }
 
-function usageTokens(u: Record<string, unknown> | null | undefined): number | undefined {
-  const n = u?.completion_tokens ?? u?.output_tokens;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+/** Sets the tokens an answer's usage reports (a later report of the same answer overwrites: cumulative totals). */
+function takeUsage(out: Outcome, holder: unknown): void {
+  const u = usageOf(holder);
+  if (u.outputTokens !== undefined) out.outputTokens = u.outputTokens;
+  if (u.inputTokens !== undefined) out.inputTokens = u.inputTokens;
 }
 
 /** The error code of an error body in any of the gateway's envelopes. */
@@ -265,6 +273,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.t0 = t0 ?? now;
     this.out = {
       api: req.api,
+      model: req.model,
       stream: req.stream,
       ok: false,
       status: 0,
@@ -350,10 +359,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
           }
         }
         if (CONTENT.test(data) || data.includes('"tool_calls":[')) this.token();
-        if (data.includes('"usage":{')) {
-          const n = usageTokens(tryParse(data)?.usage);
-          if (n !== undefined) out.outputTokens = n;
-        }
+        if (data.includes('"usage":{')) takeUsage(out, tryParse(data));
         return;
       }
       case 'responses': {
@@ -361,8 +367,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
         if (type === 'response.output_text.delta' || type === 'response.refusal.delta') this.token();
         else if (type === 'response.completed' || type === 'response.incomplete') {
           this.done = true;
-          const n = usageTokens(tryParse(data)?.response?.usage);
-          if (n !== undefined) out.outputTokens = n;
+          takeUsage(out, tryParse(data)?.response);
         } else if (type === 'response.failed') {
           const c = tryParse(data)?.response?.error?.code;
           this.failedCode = typeof c === 'string' ? c : 'response_failed';
@@ -377,8 +382,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
         if (type === 'content_block_delta') this.token();
         else if (type === 'message_delta') {
           // Cumulative totals: overwrite, never add.
-          const n = usageTokens(tryParse(data)?.usage);
-          if (n !== undefined) out.outputTokens = n;
+          takeUsage(out, tryParse(data));
         } else if (type === 'message_stop') this.done = true;
         else if (type === 'error') this.failedCode = errorCode(tryParse(data), 200);
         return;
@@ -491,8 +495,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       this.finish(errorCode(p, status));
       return;
     }
-    const n = usageTokens(p?.usage);
-    if (n !== undefined) this.out.outputTokens = n;
+    takeUsage(this.out, p);
     this.out.ok = true;
     this.finish();
   }
@@ -528,6 +531,7 @@ export function exchange(
     const out = x.out;
     try {
       out.spanId = client.dispatch(req.request, req.body, x);
+      out.traceId = client.trace.traceId;
     } catch (e) {
       x.onResponseError(undefined as unknown as Dispatcher.DispatchController, e as Error);
     }

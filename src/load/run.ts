@@ -17,6 +17,7 @@ import {
 import type { GatewayClient } from '../client/gateway-client.js';
 import { list as listModels } from '../client/resources/models.js';
 import { runId } from '../core/shard.js';
+import type { RequestSpan } from '../client/trace.js';
 import { seededRandom } from './arrivals.js';
 import type { Clock, Outcome, Sendable, Target } from './exchange.js';
 import { perRequestTerms } from './expr.js';
@@ -26,7 +27,7 @@ import type { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
 import { runStep, sleep, type StepContext, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
-import { prepare } from './workload.js';
+import { API_PATH, prepare } from './workload.js';
 
 /** Version written into reports. */
 export const GW_VERSION = '0.1.0';
@@ -60,6 +61,11 @@ export interface LoadOptions {
   onProgress?: ((p: LoadProgress) => void) | undefined;
   /** Each finished request of a measured step, with the step's label (`--csv`). */
   onRequest?: ((step: string, o: Outcome) => void) | undefined;
+  /**
+   * Every request when it ended (warm-ups and requests a step's end cancelled included) as a span of its trace,
+   * with its timings and tokens: for a telemetry exporter (`--otlp`).
+   */
+  onSpan?: ((s: RequestSpan) => void) | undefined;
 }
 
 /** The steps of a run as they ended. */
@@ -112,6 +118,8 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     signal,
     goodTerms: perRequestTerms(plan.slo),
     origin,
+    onFinished:
+      o.onSpan !== undefined ? spans(client.origin, clock.timeOrigin + origin, o.onSpan) : undefined,
   } satisfies Omit<StepContext, 'onAuthFailure'>;
   const run = await runSteps(plan, ctx, o, anchored ? origin : undefined);
   if (run.authFailure !== undefined) throw authError(run.authFailure);
@@ -159,6 +167,30 @@ async function untilInstant(
   while (!signal.aborted && clock.now() < at) await new Promise<void>((r) => setImmediate(r));
   const lateMs = Math.max(0, clock.now() - at);
   return { lateMs: Math.round(lateMs * 1000) / 1000, anchored: lateMs <= START_SLACK_MS };
+}
+
+/** Each request's outcome as its span (a request that was never sent has no span). */
+function spans(origin: string, originUnixMs: number, sink: (s: RequestSpan) => void): (o: Outcome) => void {
+  return (o) => {
+    if (o.spanId === undefined || o.traceId === undefined || o.api === 'video') return;
+    sink({
+      traceId: o.traceId,
+      spanId: o.spanId,
+      method: 'POST',
+      path: API_PATH[o.api],
+      origin,
+      startUnixMs: originUnixMs + o.startMs,
+      durationMs: o.e2eMs,
+      status: o.status > 0 ? o.status : undefined,
+      requestId: o.requestId,
+      errorCode: o.ok ? undefined : (o.code ?? 'error'),
+      model: o.model,
+      ttftMs: o.ttftMs,
+      chunkGapsMs: o.itlMs,
+      inputTokens: o.inputTokens,
+      outputTokens: o.outputTokens,
+    });
+  };
 }
 
 /** The request bodies of the plan (checked against the contract when the client validates), drawn by weight. */

@@ -63,8 +63,10 @@ export interface StepContext {
   signal: AbortSignal;
   goodTerms: ReadonlyArray<Extract<Term, { kind: 'latency' }>>;
   stopOn?: Expr | undefined;
-  /** Each finished request (CSV rows). */
+  /** Each finished request of the step's figures (CSV rows). */
   onOutcome?: ((o: Outcome) => void) | undefined;
+  /** Every request when it ended: warm-ups and cancelled ones too (telemetry). */
+  onFinished?: ((o: Outcome) => void) | undefined;
   /** Called about every 250 ms with the live recorder (the warm-up's while `warming`). */
   onTick?: ((rec: Recorder, warming: boolean) => void) | undefined;
   /** A 401/403 ends the run: the token is wrong, more requests would only repeat it. */
@@ -176,6 +178,7 @@ class StepRun {
 
   /** Records a finished request (`measured`: not the closed loop's warm-up). */
   #done(o: Outcome, measured: boolean): void {
+    this.ctx.onFinished?.(o);
     if ((o.status === 401 || o.status === 403) && this.stopped === undefined) {
       this.ctx.onAuthFailure?.(o);
       this.stop('auth');

@@ -35,6 +35,7 @@ export interface Prompt {
 /** A ready request: its api, whether it streams, and the serialised body (encoded once, sent many times). */
 export interface Prepared {
   api: TextApi;
+  model: string;
   stream: boolean;
   path: string;
   body: Buffer;
@@ -152,7 +153,7 @@ export function prepare(api: TextApi, o: WorkloadOptions, validate: boolean): Pr
         });
       }
     }
-    return { api, stream, path: API_PATH[api], body: Buffer.from(JSON.stringify(body)) };
+    return { api, model: o.model, stream, path: API_PATH[api], body: Buffer.from(JSON.stringify(body)) };
   });
 }
 

@@ -53,6 +53,7 @@ export default async function run(
     await printPlan(ctx, await planBatch({ input, out: opts.out, validate: ctx.globals.validate, shard }));
     return 0;
   }
+  await (await import('../shared/otlp.js')).startOtlp(ctx, opts.otlp);
   const clients = shared.clientsOf(ctx);
   const { sinks, stop } = await shared.sinksOf(ctx);
   try {

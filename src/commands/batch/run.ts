@@ -4,6 +4,7 @@ import type { Runtime } from '../../cli/context.js';
 import { int, parsed } from '../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 import { parseShardFlag } from '../../core/shard.js';
+import { otlpFlag } from '../shared/otlp.js';
 
 /** `--wait-lock`: the flag of every verb that writes a batch directory. */
 export const waitLockFlag = flag(z.boolean().default(false), {
@@ -55,6 +56,7 @@ export const batchRunFlags = z.object({
     help: 'also resend items whose create may have reached the gateway (may bill twice)',
   }),
   waitLock: waitLockFlag,
+  otlp: otlpFlag,
 });
 
 /** `gw batch run <file.jsonl|-> --out <dir> …`. */

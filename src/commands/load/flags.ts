@@ -15,6 +15,7 @@ import { parseShardFlag } from '../../core/shard.js';
 import { parseExpr } from '../../load/expr.js';
 import { videoPricing } from '../../load/video.js';
 import { parseMix, TEXT_APIS } from '../../load/workload.js';
+import { otlpFlag } from '../shared/otlp.js';
 
 const MAX_CONCURRENCY = 100_000;
 const MAX_VIDEO_CONCURRENCY = 1000;
@@ -222,6 +223,7 @@ const fields = {
     flag: '--start-at <time>',
     help: 'send the first request at this instant (RFC 3339, or Unix ms): shards given one instant start together',
   }),
+  otlp: otlpFlag,
 };
 
 /** The parsed flags of `gw load`. */

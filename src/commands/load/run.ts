@@ -33,6 +33,7 @@ import { LiveLine } from './live.js';
 import { printComparison, printReport } from './print.js';
 import { readReport } from './reports.js';
 import { commandOf } from './shared.js';
+import { startOtlp } from '../shared/otlp.js';
 
 type LoadFlags = Flags<typeof loadFlags>;
 
@@ -116,6 +117,7 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
   const csv =
     f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
   const live = new LiveLine(ctx.out, ctx.progress.enabled);
+  const onSpan = await startOtlp(ctx, f.otlp);
   let report: RunReport;
   try {
     report = await runLoad({
@@ -124,6 +126,7 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
       signal: ctx.signal,
       onProgress: (p) => live.update(p),
       onRequest: csv !== undefined ? (step, x) => csv.write(step, x) : undefined,
+      onSpan,
     });
   } finally {
     live.clear();
@@ -170,6 +173,7 @@ async function loadVideo(ctx: Context, f: LoadFlags): Promise<number> {
     budgets: f.budget ?? new Map(),
   };
   const { price, budget } = videoPricing(plan);
+  await startOtlp(ctx, f.otlp);
   const client = await ctx.client();
   ctx.out.note(
     `load: ${plan.seconds}s ${plan.resolution} ${model} videos at ${price.currency} ${price.amount.toFixed(2)} each (list price), budget ${budget.currency} ${budget.amount}`,

@@ -14,10 +14,12 @@ import {
 } from '../../contract/model-kinds.js';
 import { parseBudgets } from '../../core/budget.js';
 import { UsageError } from '../../core/errors.js';
+import { parseHttpUrl } from '../../core/http-url.js';
 import { duration, int, parsed, parsedList, parseTolerance, positiveDuration } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { unknownCheck } from '../../probe/check-ids.js';
 import { parseSlo } from '../../probe/slo.js';
+import { otlpFlag } from '../shared/otlp.js';
 
 function checkIds(field: string): ReturnType<typeof parsedList<string[]>> {
   return parsedList((ids) => {
@@ -43,17 +45,10 @@ function kinds(values: string[]): ModelKind[] {
 
 function httpUrl(field: string, httpsOnly = false): ReturnType<typeof parsed<string>> {
   return parsed((text) => {
-    let u: URL;
-    try {
-      u = new URL(text);
-    } catch {
-      throw new UsageError(`${field}: "${text}" is not a URL`, { field });
-    }
-    if (httpsOnly && u.protocol !== 'https:')
+    const url = parseHttpUrl(text, field);
+    if (httpsOnly && new URL(url).protocol !== 'https:')
       throw new UsageError(`${field}: must be a public https URL`, { field });
-    if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new UsageError(`${field}: "${text}" must be an http(s) URL`, { field });
-    return text;
+    return url;
   });
 }
 
@@ -198,6 +193,7 @@ const fields = {
     flag: '--webhook <url>',
     help: 'with --every: POST alerts and recoveries as JSON',
   }),
+  otlp: otlpFlag,
   alertAfter: flag(int('--alert-after', { min: 1, max: 1_000_000 }).optional(), {
     flag: '--alert-after <n>',
     help: 'failed runs in a row before an alert (default 3)',

@@ -11,6 +11,7 @@ import type { ProbeAsk, ProbeReport, Selection } from '../../probe/runner.js';
 import { UsageError } from '../../core/errors.js';
 import { readPrices } from '../shared/prices.js';
 import type { WatchSettings } from '../../probe/watch-command.js';
+import { startOtlp } from '../shared/otlp.js';
 
 type ProbeFlags = Flags<typeof probeFlags>;
 type Runner = typeof runnerModule;
@@ -44,6 +45,7 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
   try {
     // Fail on configuration (exit 3) before any check runs.
     await clientCode;
+    await startOtlp(ctx, f.otlp);
     const client = await ctx.client(sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {});
     const options = probeOptions(ctx, f, { runner, selection, client, sim });
     // Read (and a file checked) before any request: a baseline of another gateway or other checks is exit 2.

@@ -82,7 +82,13 @@ function sendable(p: Prepared): Sendable {
   return { ...p, request: client.prepare({ method: 'POST', path: p.path, json: true, stream: p.stream }) };
 }
 
-const req = sendable({ api: 'chat', stream: true, path: '/v1/chat/completions', body: Buffer.from('{}') });
+const req = sendable({
+  api: 'chat',
+  model: 'm',
+  stream: true,
+  path: '/v1/chat/completions',
+  body: Buffer.from('{}'),
+});
 
 /** A client whose connection pool is the scripted dispatcher, and the tests' clock. */
 function target(dispatcher: Dispatcher): Target {
@@ -167,6 +173,7 @@ describe('gw load reading a whole (non-streamed) answer', () => {
     ]);
     const plain = sendable({
       api: 'chat',
+      model: 'm',
       stream: false,
       path: '/v1/chat/completions',
       body: Buffer.from('{}'),
