@@ -102,7 +102,7 @@ export class Context {
   #ca: Promise<string | undefined> | undefined;
   #warnedHttp = false;
   /** The command's trace: every client's requests join it (made with the first client). */
-  #trace: TraceContext | undefined;
+  #trace: Promise<TraceContext> | undefined;
   /** Told of every request the command's clients finish (`--otlp`). */
   #onSpan: ((s: RequestSpan) => void) | undefined;
   /** Run when the command ends, before the clients close (telemetry's bounded last flush). */
@@ -268,9 +268,8 @@ export class Context {
       this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
     }
     const { GatewayClient } = await import('../client/gateway-client.js');
-    const trace = (this.#trace ??= await this.#newTrace());
     const client = new GatewayClient({
-      trace,
+      trace: await this.trace(),
       onSpan: this.#onSpan,
       baseUrl,
       token,
@@ -302,13 +301,20 @@ export class Context {
     return trace;
   }
 
-  /**
-   * Sends every request of the clients made from now on to `sink` when it ends (`--otlp`); `close` runs when the
-   * command ends (a bounded flush). Call it before the first client.
-   */
-  observeRequests(sink: (s: RequestSpan) => void, close: () => Promise<void>): void {
+  /** Sends every request of the clients made from now on to `sink` when it ends (`--otlp`). */
+  observeRequests(sink: (s: RequestSpan) => void): void {
     this.#onSpan = sink;
-    this.#onClose.push(close);
+  }
+
+  /** Runs `f` when the command ends, after its output and before its clients close (telemetry's last push). */
+  atClose(f: () => Promise<void>): void {
+    this.#onClose.push(f);
+  }
+
+  /** The command's trace (the one every client's requests join). */
+  trace(): Promise<TraceContext> {
+    // The promise is kept, not its value: clients made at once (gw load's users) must not make two traces.
+    return (this.#trace ??= this.#newTrace());
   }
 
   /** The PEM text of `--ca-file` / GW_CA_FILE; an unreadable file, one too large or with no certificate is exit 2. */

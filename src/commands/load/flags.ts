@@ -4,7 +4,7 @@
  * and before anything is sent. `--api video` takes its own subset (a closed loop of paid video tasks).
  */
 import * as z from 'zod';
-import { int, parsed, parsedList, parseInteger, parseTolerance } from '../../cli/flag-types.js';
+import { httpUrl, int, parsed, parsedList, parseInteger, parseTolerance } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
 import { parseBudgets } from '../../core/budget.js';
 import { parseDuration, parsePositiveDuration } from '../../core/duration.js';
@@ -224,6 +224,10 @@ const fields = {
     help: 'send the first request at this instant (RFC 3339, or Unix ms): shards given one instant start together',
   }),
   otlp: otlpFlag,
+  remoteWrite: flag(httpUrl('--remote-write').optional(), {
+    flag: '--remote-write <url>',
+    help: 'push the figures to Prometheus remote write 1.0 every 5s and at the end (e.g. http://prometheus:9090/api/v1/write)',
+  }),
 };
 
 /** The parsed flags of `gw load`. */
@@ -299,6 +303,7 @@ function videoRules(f: LoadFlags): void {
     ['seed', '--seed'],
     ['shard', '--shard'],
     ['startAt', '--start-at'],
+    ['remoteWrite', '--remote-write'],
   ];
   refuseAny(f, unsupported, 'is not supported with --api video (closed loop of video tasks)');
   if (f.stream === true) refuse('--stream', 'video tasks are not streamed');

@@ -5,6 +5,7 @@
  * the verb writes --out, --html and prints. Exit codes: 130 when interrupted (after the partial report), 1 when
  * the SLO was missed, the baseline regressed, or no request succeeded, else 0.
  */
+import { hostname } from 'node:os';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import { ExitCode } from '../../core/errors.js';
@@ -15,6 +16,7 @@ import { resolveShard, type Shard } from '../../core/shard.js';
 import { resolvePlan, type LoadPlanInput } from '../../load/plan.js';
 // Static, like every module the handler needs after a run: one that met the open-files limit could not open it.
 import { noSuccess } from '../../load/report.js';
+import type { RemoteWrite } from '../../load/remote-write.js';
 import type { RunReport } from '../../load/schema.js';
 import { runLoad } from '../../load/run.js';
 import {
@@ -118,14 +120,24 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
     f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
   const live = new LiveLine(ctx.out, ctx.progress.enabled);
   const onSpan = await startOtlp(ctx, f.otlp);
+  const rw = f.remoteWrite !== undefined ? await remoteWrite(ctx, f.remoteWrite) : undefined;
   let report: RunReport;
   try {
     report = await runLoad({
       client: (need) => ctx.client({ connections: need.connections }),
       plan,
       signal: ctx.signal,
-      onProgress: (p) => live.update(p),
-      onRequest: csv !== undefined ? (step, x) => csv.write(step, x) : undefined,
+      onProgress: (p) => {
+        live.update(p);
+        if (!p.warming) rw?.progress(p.inFlight);
+      },
+      onRequest:
+        csv !== undefined || rw !== undefined
+          ? (step, x) => {
+              csv?.write(step, x);
+              rw?.request(step, x);
+            }
+          : undefined,
       onSpan,
     });
   } finally {
@@ -147,6 +159,19 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
     if (!cmp.pass) code = ExitCode.failure;
   }
   return ended(ctx, report, code);
+}
+
+/**
+ * `--remote-write`: pushes while the run goes, and a last time when the command ends (after the report is
+ * printed). Its series are labelled job="gw_load", instance=<host>, run=<the command's trace id>.
+ */
+async function remoteWrite(ctx: Context, url: string): Promise<RemoteWrite> {
+  const { RemoteWrite } = await import('../../load/remote-write.js');
+  const labels = { job: 'gw_load', instance: hostname(), run: (await ctx.trace()).traceId };
+  const rw = new RemoteWrite({ url, labels, env: ctx.io.env, warn: (t) => ctx.out.warn(t) });
+  rw.start();
+  ctx.atClose(() => rw.close());
+  return rw;
 }
 
 /** 130 after the partial report of an interrupted run; else `code`. */

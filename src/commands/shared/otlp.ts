@@ -60,6 +60,7 @@ export async function startOtlp(
     warn: (text) => ctx.out.warn(text),
   });
   const record = (s: RequestSpan): void => otlp.record(s);
-  ctx.observeRequests(record, () => otlp.close());
+  ctx.observeRequests(record);
+  ctx.atClose(() => otlp.close());
   return record;
 }
