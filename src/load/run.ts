@@ -27,6 +27,7 @@ import type { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
 import { runStep, sleep, type StepContext, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
+import { TIMING_GLOSSARY } from './glossary.js';
 import { API_PATH, prepare } from './workload.js';
 
 /** Version written into reports. */
@@ -462,6 +463,7 @@ function buildReport(
     steps,
     sweep: sweepOf(plan, steps),
     slo: plan.slo !== undefined ? { expr: plan.slo.text, pass: sloPass } : null,
+    glossary: TIMING_GLOSSARY,
   };
 }
 

@@ -197,6 +197,8 @@ export const runReportSchema = z.object({
   steps: z.array(stepReportSchema),
   sweep: sweepReportSchema.nullable(),
   slo: z.object({ expr: z.string(), pass: z.boolean() }).nullable(),
+  /** Text runs: what ttft, itl, tpot and e2e measure and their names in vLLM, AIPerf and OpenTelemetry. */
+  glossary: z.string().optional(),
 });
 
 export type SloCheck = z.infer<typeof sloCheckSchema>;

@@ -380,7 +380,9 @@ export function loadHtml(r: RunReport, meta: ReportMeta): string {
     (rps ? section('Throughput over time', rps) : '') +
     videoSection(steps) +
     (errors ? section('Errors', errors) : '') +
-    section('Steps', stepsTable(steps));
+    section('Steps', stepsTable(steps)) +
+    // The report's own glossary (what its timings are, and their names in other tools), as gw printed it.
+    (r.glossary !== undefined ? section('Timings', `<pre><code>${esc(r.glossary)}</code></pre>`) : '');
   return page({
     title: 'gw load',
     meta,

@@ -139,7 +139,7 @@ text.end{stroke:none;font-weight:600}
 .rowlabel{font-weight:600}.ptlabel{font-size:10px;fill:var(--muted)}svg.plot text.ptlabel{fill:var(--muted)}.note{fill:var(--muted)}
 svg.plot .ptlabel,svg.plot .mark text,svg.plot .rule text,svg.plot text.end{paint-order:stroke;stroke:var(--bg);stroke-width:3px;stroke-linejoin:round}
 footer{margin-top:40px;border-top:1px solid var(--grid);padding-top:8px;font-size:12px}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}pre{overflow-x:auto;margin:8px 0}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#333;--grid:#ccc;--axis:#555;--panel:#fff;
 --c0:#0b6bb5;--c1:#c2410c;--c2:#1a7f4b;--c3:#b7791f;--c4:#8e44ad;--c5:#2b8cbe;--c6:#6b7280;--c7:#9aa3ad;
 --ok:#1a7f4b;--bad:#b42318;--warn:#9a6700}

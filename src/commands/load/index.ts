@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../cli/context.js';
 import { defineVerb, verbCommand } from '../../cli/verb.js';
+import { TIMING_GLOSSARY } from '../../load/glossary.js';
 import { loadFlags } from './flags.js';
 import { loadCompareVerb } from './compare.js';
 import { loadMergeVerb } from './merge.js';
@@ -35,12 +36,12 @@ n requests in one burst, and against a gateway whose answers take about the same
 bursts, where a first token waits in gw's own queue behind the others' work. With a --warmup that covers the ramp,
 measuring starts once the users are spread. In the open loop the warm-up runs before the first step.
 
-Timing: time to first token (ttft) is taken when the bytes of the first content event arrive, before any parsing;
-inter-token gaps (itl) between content events' arrivals; time per output token (tpot) = (e2e - ttft) / (tokens - 1);
-output tokens come from the gateway's usage (chat streams ask for it with stream_options.include_usage), never from
-a guessing tokenizer. Failed requests (an error status, a cut connection, a timeout, a stream with an error event or
-without its final event) are counted by code and never dropped: every SLO counts them as misses, and goodput
-counts only successes meeting every latency threshold of --slo.
+${TIMING_GLOSSARY}
+A content event's time is taken when its bytes arrive, before any parsing; output tokens come from the gateway's
+usage (chat streams ask for it with stream_options.include_usage), never from a guessing tokenizer. Failed
+requests (an error status, a cut connection, a timeout, a stream with an error event or without its final event)
+are counted by code and never dropped: every SLO counts them as misses, and goodput counts only successes meeting
+every latency threshold of --slo.
 
 SLO terms: <metric>[.<stat>]<op><value>, joined by commas. Metrics ttft, e2e, itl, tpot (stats p50 p90 p95 p99
 p999 max mean; durations like 800ms or 2s), errors (percent), rps, goodput, tps (per second). With --sweep the

@@ -16,6 +16,8 @@ export async function printReport(ctx: Context, report: RunReport): Promise<void
   }
   const t = tableRows(report);
   await out.table(t.head, t.rows);
+  // The table's footnote: what its timings mean (beside it, like the summaries).
+  if (report.glossary !== undefined) for (const line of report.glossary.split('\n')) out.aside(line);
   const sweep = report.sweep;
   if (sweep !== null) {
     const head = [sweep.parameter, 'ok req/s', 'e2e p50', 'e2e p95', 'ttft p95', 'errors'];
