@@ -51,6 +51,14 @@ const WriteRequest = root.lookupType('prometheus.WriteRequest');
 
 type Labels = Record<string, string>;
 
+/**
+ * Error codes come from the gateway's answers: a hostile or broken one could name a new code in every answer, and
+ * each would be a series of its own in the receiver. Past this many codes in a step, the rest count as `other`;
+ * a code is cut to CODE_CHARS characters.
+ */
+export const MAX_CODES = 50;
+const CODE_CHARS = 64;
+
 /** One series and its value now. */
 interface Series {
   labels: Labels;
@@ -148,7 +156,8 @@ export class RemoteWrite {
     const st = this.#step(step);
     st.requests.set(o.api, (st.requests.get(o.api) ?? 0) + 1);
     if (!o.ok) {
-      const code = o.code ?? 'error';
+      let code = (o.code ?? 'error').slice(0, CODE_CHARS);
+      if (!st.errors.has(code) && st.errors.size >= MAX_CODES) code = 'other';
       st.errors.set(code, (st.errors.get(code) ?? 0) + 1);
       return;
     }

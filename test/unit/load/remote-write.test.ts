@@ -4,7 +4,7 @@ import protobuf from 'protobufjs';
 import snappy from 'snappyjs';
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../src/load/exchange.js';
-import { BUCKETS_S, RemoteWrite } from '../../../src/load/remote-write.js';
+import { BUCKETS_S, MAX_CODES, RemoteWrite } from '../../../src/load/remote-write.js';
 import { closeAfterTest, closedPort } from '../../helpers/servers.js';
 
 // The remote-write 1.0 messages, as a receiver reads them (prompb's types.proto and remote.proto).
@@ -131,5 +131,19 @@ describe('RemoteWrite', () => {
         url === rx.url ? /answered 400: out of order sample$/ : /failed: ECONNREFUSED/,
       );
     }
+  });
+
+  it('keeps the error codes a hostile gateway invents to a bounded set of series', async () => {
+    const rx = await receiver();
+    const rw = new RemoteWrite({ url: rx.url, labels: { job: 'gw_load' }, warn: () => {} });
+    for (let i = 0; i < 1000; i++)
+      rw.request('s', outcome({ ok: false, code: `code_${i}_${'x'.repeat(200)}` }));
+    await rw.close();
+    const codes = (rx.pushes[0] as Push).series
+      .filter((s) => s.labels.some((l) => l.value === 'gw_load_errors_total'))
+      .map((s) => s.labels.find((l) => l.name === 'code')?.value ?? '');
+    expect(codes).toHaveLength(MAX_CODES + 1);
+    expect(Math.max(...codes.map((c) => c.length))).toBeLessThanOrEqual(64);
+    expect(value(rx.pushes[0] as Push, 'gw_load_errors_total', { code: 'other' })).toBe(1000 - MAX_CODES);
   });
 });
