@@ -38,7 +38,8 @@ const peers = Object.keys(
 const [cli, lib] = await Promise.all([
   build({
     ...common,
-    entryPoints: { cli: 'src/cli/main.ts' },
+    // The OTLP export's worker is an entry of its own (src/core/otlp-thread.ts starts it from dist/).
+    entryPoints: { cli: 'src/cli/main.ts', 'otlp-worker': 'src/core/otlp-worker.ts' },
     splitting: true,
     packages: 'bundle',
     // Some CommonJS dependencies call require() on Node built-ins; give the ESM bundle a require.

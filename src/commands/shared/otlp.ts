@@ -2,6 +2,8 @@
  * `--otlp <url>` of gw probe, gw load and gw batch run, and OTEL_EXPORTER_OTLP_ENDPOINT as the OpenTelemetry SDKs
  * read it. The exporter module (and the OpenTelemetry SDK inside it) is imported only when one of them is given.
  */
+import { realpathSync } from 'node:fs';
+import { dirname, join as pathJoin } from 'node:path';
 import type { Context } from '../../cli/context.js';
 import { httpUrl } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
@@ -38,6 +40,20 @@ export function otlpEndpoints(
   };
 }
 
+/**
+ * dist/otlp-worker.js of the launcher's package (bin/gw.js, followed through an npm bin link); none in the single
+ * executable, whose launcher is the executable itself.
+ */
+function workerFile(): string | undefined {
+  const launcher = process.argv[1];
+  if (launcher === undefined) return undefined;
+  try {
+    return pathJoin(dirname(realpathSync(launcher)), '..', 'dist', 'otlp-worker.js');
+  } catch {
+    return undefined;
+  }
+}
+
 function join(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path}`;
 }
@@ -53,12 +69,11 @@ export async function startOtlp(
 ): Promise<((s: RequestSpan) => void) | undefined> {
   const endpoints = otlpEndpoints(given, ctx.io.env);
   if (endpoints === undefined) return undefined;
-  const { OtlpExport } = await import('../../core/otlp.js');
-  const otlp = new OtlpExport({
-    endpoints,
-    serviceName: ctx.io.env.OTEL_SERVICE_NAME || undefined,
-    warn: (text) => ctx.out.warn(text),
-  });
+  const { startOtlpExport } = await import('../../core/otlp-thread.js');
+  const otlp = startOtlpExport(
+    { endpoints, serviceName: ctx.io.env.OTEL_SERVICE_NAME || undefined, warn: (text) => ctx.out.warn(text) },
+    workerFile(),
+  );
   const record = (s: RequestSpan): void => otlp.record(s);
   ctx.observeRequests(record);
   ctx.atClose(() => otlp.close());
