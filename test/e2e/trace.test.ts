@@ -4,10 +4,12 @@
  * the whole command (a new one for the next command), a new span id per request; the file origin of result URLs
  * (reached by redirect or by absolute URL) never sees the header; `--verbose` prints the trace id.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { spawnGw } from '../helpers/gw.js';
+import { DEFAULT_SIM_TOKEN } from '../../src/sim/config.js';
+import { GW_BIN, isolatedDirs, spawnGw } from '../helpers/gw.js';
 import { makePng } from '../helpers/images.js';
 import { INSTANT, useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -81,5 +83,44 @@ describe('traceparent on every gateway request', () => {
     // The downloads reached the file origin (a redirect from the gateway, a result URL): without the header.
     expect(sim.sim.cdn.requests.length).toBeGreaterThanOrEqual(2);
     expect(sim.sim.cdn.requests.map((q) => q.traceparent)).toEqual(sim.sim.cdn.requests.map(() => undefined));
+  }, 60_000);
+
+  it('gw sim --log prints each request with its traceparent, whose trace is the one gw --verbose printed', async () => {
+    const child = spawn(process.execPath, [GW_BIN, 'sim', '--port', '0', '--log'], {
+      env: { PATH: process.env.PATH, NO_COLOR: '1', ...isolatedDirs() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((r) => child.once('exit', r));
+    let out = '';
+    // Resolves once the simulator's stdout matches `re` (its banner, then its log lines).
+    const printed = (re: RegExp): Promise<RegExpExecArray> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          const m = re.exec(out);
+          if (m === null) return;
+          child.stdout.off('data', check);
+          resolve(m);
+        };
+        child.stdout.on('data', check);
+        child.once('exit', (code) => reject(new Error(`gw sim exited ${code}: ${out}`)));
+        check();
+      });
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    try {
+      const base = (await printed(/GW_BASE_URL=(\S+)/))[1] as string;
+      const r = await spawnGw(['--verbose', 'models'], {
+        env: { GW_BASE_URL: base, GW_TOKEN: DEFAULT_SIM_TOKEN },
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const traceId = /trace id ([0-9a-f]{32})/.exec(r.stderr)?.[1];
+      expect(traceId, r.stderr).toBeDefined();
+      const line = await printed(
+        /^GET \/v1\/models 200 req-sim-\S+ traceparent (00-[0-9a-f]{32}-[0-9a-f]{16}-01)$/m,
+      );
+      expect(line[1]).toMatch(new RegExp(`^00-${traceId}-`));
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   }, 60_000);
 });
