@@ -203,6 +203,26 @@ export function quantile(values, p) {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
 }
 
+/**
+ * A loopback HTTP server in its own Node process (its work never counts against the measured client's): `code`
+ * listens on 127.0.0.1 port 0 and prints the port on its first line of stdout.
+ */
+export async function childServer(code) {
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolvePort, reject) => {
+    child.stdout.once('data', (c) => resolvePort(Number(String(c).trim())));
+    child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      const done = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await done;
+    },
+  };
+}
+
 /** Median, min and max of a list of numbers. */
 export function stats(values) {
   const s = [...values].sort((a, b) => a - b);

@@ -26,13 +26,13 @@
 //  (b) Headroom: the highest request rate for tiny non-streamed requests against a trivial loopback server (its
 //      own process), gw load against autocannon at the same connection count, interleaved runs; the ratio is the
 //      median of each round's own ratio (the machine's speed drifts between rounds).
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   GW,
   ROOT,
   SIM_TOKEN,
+  childServer,
   cleanup,
   fmt,
   getJson,
@@ -57,9 +57,9 @@ const ROUNDS = 5;
 const WARMUP_WAVES = 4;
 
 /** `gw load --json -m chat-3.7-plus <args>` (bin/gw, as users run it) against `baseUrl`: its JSON report. */
-async function gwLoad(dir, baseUrl, args) {
+export async function gwLoad(dir, baseUrl, args, extraEnv = {}) {
   const r = await run(process.execPath, [GW, 'load', '--json', '-m', 'chat-3.7-plus', ...args], {
-    env: gwEnv(dir, { GW_BASE_URL: baseUrl, GW_TOKEN: SIM_TOKEN }),
+    env: gwEnv(dir, { GW_BASE_URL: baseUrl, GW_TOKEN: SIM_TOKEN, ...extraEnv }),
     capture: true,
   });
   if (r.code !== 0) throw new Error(`gw load exited ${r.code}: ${r.stderr.slice(0, 300)}`);
@@ -184,28 +184,15 @@ export async function ttftAccuracy(streams) {
 }
 
 /** A trivial loopback server in its own process: every POST gets the same tiny chat completion. */
-async function trivialServer() {
-  const code = `
+export function trivialServer() {
+  return childServer(`
 const body = Buffer.from(JSON.stringify({id:'x',object:'chat.completion',created:1,model:'m',choices:[{index:0,message:{role:'assistant',content:'ok'},finish_reason:'stop'}],usage:{prompt_tokens:1,completion_tokens:1,total_tokens:2}}));
 const s = require('node:http').createServer((req, res) => {
   req.resume();
   req.on('end', () => { res.writeHead(200, {'content-type': 'application/json', 'content-length': body.length}); res.end(body); });
 });
 s.keepAliveTimeout = 60000;
-s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve, reject) => {
-    child.stdout.once('data', (c) => resolve(Number(String(c).trim())));
-    child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      const done = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await done;
-    },
-  };
+s.listen(0, '127.0.0.1', () => console.log(s.address().port));`);
 }
 
 export async function headroom() {

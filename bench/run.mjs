@@ -3,7 +3,7 @@
 // prints, and exits 0 even when a figure misses (exit 1 only when a measurement could not be made).
 //
 //   npm run bench                 all figures (about 8 minutes on 2 cores, 2 of them probe-models)
-//   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load, shards
+//   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load, telemetry, shards
 //   npm run bench -- --markdown   also print the README table
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -19,6 +19,7 @@ const SECTIONS = {
   batch: async () => (await import('./batch.mjs')).batch(),
   load: async () => (await import('./load.mjs')).load(),
   'probe-models': async () => (await import('./probe-models.mjs')).probeModels(),
+  telemetry: async () => (await import('./telemetry.mjs')).telemetry(),
   'probe-soak': async () => (await import('./probe-soak.mjs')).probeSoak(),
   shards: async () => (await import('./shards.mjs')).shards(),
 };
