@@ -46,8 +46,8 @@ import {
 } from './lib.mjs';
 
 const TTFT_MS = 50;
-const CONNECTIONS = 64;
-const SECONDS = 5;
+export const CONNECTIONS = 64;
+export const SECONDS = 5;
 const WARMUP_REQUESTS = 3000;
 /** Measured rounds of the request-rate row (each a gw run then an autocannon run), after one discarded. */
 const ROUNDS = 5;
@@ -195,6 +195,24 @@ s.keepAliveTimeout = 60000;
 s.listen(0, '127.0.0.1', () => console.log(s.address().port));`);
 }
 
+/**
+ * `gw load`'s arguments for tiny non-streamed requests at CONNECTIONS for SECONDS (also the telemetry section's).
+ * Both tools first run about a second untimed (connections opened, code compiled).
+ */
+export const TINY_LOAD_ARGS = [
+  '--no-stream',
+  '--prompt-words',
+  '1',
+  '--max-tokens',
+  '1',
+  '--concurrency',
+  String(CONNECTIONS),
+  '--warmup',
+  String(WARMUP_REQUESTS),
+  '--duration',
+  `${SECONDS}s`,
+];
+
 export async function headroom() {
   const server = await trivialServer();
   const dir = tempDir('load-rate');
@@ -207,20 +225,7 @@ export async function headroom() {
     const [gs, as] = await interleaveRaw(
       [
         async () => {
-          const report = await gwLoad(dir, server.url, [
-            '--no-stream',
-            '--prompt-words',
-            '1',
-            '--max-tokens',
-            '1',
-            '--concurrency',
-            String(CONNECTIONS),
-            // Both tools first run about a second untimed (connections opened, code compiled).
-            '--warmup',
-            String(WARMUP_REQUESTS),
-            '--duration',
-            `${SECONDS}s`,
-          ]);
+          const report = await gwLoad(dir, server.url, TINY_LOAD_ARGS);
           const st = report.steps[0];
           if (st.errors > 0)
             throw new Error(`gw load saw ${st.errors} errors: ${JSON.stringify(st.errors_by_code)}`);

@@ -6,11 +6,8 @@
 // would cost nothing and prove nothing.
 /* global fetch */
 import { childServer, cleanup, fmt, interleaveRaw, stats, tempDir } from './lib.mjs';
-import { gwLoad, trivialServer } from './load.mjs';
+import { CONNECTIONS, SECONDS, TINY_LOAD_ARGS, gwLoad, trivialServer } from './load.mjs';
 
-const CONNECTIONS = 64;
-const SECONDS = 5;
-const WARMUP_REQUESTS = 3000;
 const ROUNDS = 5;
 
 /** Accepts every POST (OTLP/HTTP, remote write) with an empty 200; GET answers how many it took since the last GET. */
@@ -37,22 +34,9 @@ export async function telemetry() {
   const server = await trivialServer();
   const sink = await receiver();
   const dir = tempDir('telemetry');
-  const args = [
-    '--no-stream',
-    '--prompt-words',
-    '1',
-    '--max-tokens',
-    '1',
-    '--concurrency',
-    String(CONNECTIONS),
-    '--warmup',
-    String(WARMUP_REQUESTS),
-    '--duration',
-    `${SECONDS}s`,
-  ];
   const rate = (extra) => async () => {
     await taken(sink.url);
-    const report = await gwLoad(dir, server.url, [...args, ...extra]);
+    const report = await gwLoad(dir, server.url, [...TINY_LOAD_ARGS, ...extra]);
     const st = report.steps[0];
     if (st.errors > 0)
       throw new Error(`gw load saw ${st.errors} errors: ${JSON.stringify(st.errors_by_code)}`);

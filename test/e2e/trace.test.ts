@@ -83,7 +83,8 @@ describe('traceparent on every gateway request', () => {
     // The downloads reached the file origin (a redirect from the gateway, a result URL): without the header.
     expect(sim.sim.cdn.requests.length).toBeGreaterThanOrEqual(2);
     expect(sim.sim.cdn.requests.map((q) => q.traceparent)).toEqual(sim.sim.cdn.requests.map(() => undefined));
-  }, 60_000);
+    // Eight commands one after another: the limit is for a machine busy with other suites.
+  }, 180_000);
 
   it('gw sim --log prints each request with its traceparent, whose trace is the one gw --verbose printed', async () => {
     const child = spawn(process.execPath, [GW_BIN, 'sim', '--port', '0', '--log'], {
