@@ -176,7 +176,7 @@ export class Output {
   async table(
     head: readonly string[],
     rows: ReadonlyArray<readonly Cell[]>,
-    o: { keep?: readonly number[] } = {},
+    o: { keep?: readonly number[]; once?: readonly number[] } = {},
   ): Promise<void> {
     const text = (c: Cell): string => (c === undefined || c === null ? '' : neutralize(String(c)));
     if (this.io.stdout.isTTY !== true) {
@@ -184,11 +184,20 @@ export class Output {
       this.#lines([head.join('\t'), ...rows.map((r) => r.map(clean).join('\t'))]);
       return;
     }
-    const cells = rows.map((r) => r.map(text));
-    const boxed = rows.length > TABLE_DRAW_MAX ? undefined : await this.#boxed(head, cells, o.keep);
+    // On a terminal a column in `once` that holds one value on every row is said once under the table: its
+    // width goes to the columns that differ (a pipe keeps every column, so scripts see one shape).
+    const drop = new Set(
+      (o.once ?? []).filter((i) => rows.length > 0 && rows.every((r) => text(r[i]) === text(rows[0]?.[i]))),
+    );
+    const kept = head.map((_, i) => i).filter((i) => !drop.has(i));
+    const cells = rows.map((r) => kept.map((i) => text(r[i])));
+    const keep = o.keep?.filter((i) => !drop.has(i)).map((i) => kept.indexOf(i));
+    const heads = kept.map((i) => head[i] ?? '');
+    const boxed = rows.length > TABLE_DRAW_MAX ? undefined : await this.#boxed(heads, cells, keep);
     // Boxed from cells made safe above; its colour codes are cli-table3's, so the drawing is written as it is.
     if (boxed !== undefined) this.#drawn(`${boxed}\n`);
-    else this.#lines(padded(head, cells, this.width, o.keep));
+    else this.#lines(padded(heads, cells, this.width, keep));
+    for (const i of drop) this.aside(`${head[i] ?? ''}: ${text(rows[0]?.[i])}`);
   }
 
   /** The table boxed by cli-table3 within the width, or undefined when it would have to be cut too narrow. */

@@ -42,7 +42,7 @@ against a gateway (not --sim, not --no-history) and every run of \`gw probe --ev
 Every run names its gateway (the base URL without credentials); figures are per gateway, check and model,
 never averaged over two gateways. --gateway keeps one gateway's runs (a trailing / or /v1 does not matter).
 
-Table: gateway, check, model, runs, uptime over 5m / 1h / 1d / 7d (share of runs that passed or warned; "-"
+Table (on a terminal, a gateway column that holds one gateway is named once under it instead): gateway, check, model, runs, uptime over 5m / 1h / 1d / 7d (share of runs that passed or warned; "-"
 when none ran in that window), latency p50 / p90 / p99 of the runs that passed, the last status, then what
 changed since the previous run of each gateway (its latest earlier run that asked the same: the same checks
 and planned models, or the same --all-models kinds, modes and --skip-model globs; else the run just before): a
