@@ -190,7 +190,7 @@ beforeAll(() => {
     JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
   );
   writeFileSync(join(project, 'index.ts'), CONSUMER);
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
   for (const d of [project, packDir]) if (d !== '') rmSync(d, { recursive: true, force: true });
@@ -223,7 +223,7 @@ describe('the packed package', () => {
   it('type-checks a consumer under moduleResolution Bundler', () => {
     writeFileSync(join(project, 'tsconfig.json'), tsconfig('Bundler'));
     execFileSync(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8' });
-  }, 120_000);
+  }, 300_000);
 
   it('type-checks and runs a consumer under moduleResolution NodeNext, without the CLI in the entry', async () => {
     writeFileSync(join(project, 'tsconfig.json'), tsconfig('NodeNext'));
@@ -248,7 +248,7 @@ describe('the packed package', () => {
       same: true,
       batch: 1,
     });
-  }, 120_000);
+  }, 300_000);
 });
 
 /** npm with a private cache, offline: each route needs nothing from a registry (gw has no runtime dependency). */
@@ -285,7 +285,7 @@ describe('installing by each route the README shows', () => {
     expect(await runInstalled(join(dir, 'prefix', 'bin', 'gw'), [], dir)).toBeGreaterThan(0);
   }
 
-  it('npm install -g ./gw-<version>.tgz', () => installGlobally(tarball), 120_000);
+  it('npm install -g ./gw-<version>.tgz', () => installGlobally(tarball), 300_000);
 
   it("npx ./gw-<version>.tgz, in the tarball's directory", async () => {
     const dir = tempDir('gw-route-npx-');
@@ -298,7 +298,7 @@ describe('installing by each route the README shows', () => {
     expect(r.stderr).not.toMatch(/install-scripts|allowScripts/);
     const npx = ['exec', '--yes', '--offline', '--cache', cache, '--', local];
     expect(await runInstalled('npm', npx, dir)).toBeGreaterThan(0);
-  }, 120_000);
+  }, 300_000);
 
-  it('npm install -g . in a built clone', () => installGlobally(ROOT), 120_000);
+  it('npm install -g . in a built clone', () => installGlobally(ROOT), 300_000);
 });
