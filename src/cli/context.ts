@@ -3,6 +3,16 @@ import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import type { RequestSpan, TraceContext } from '../client/trace.js';
 import { readConfigFile, type ConfigStore, type DefaultModelKind, type Profile } from '../core/config.js';
 import { parsePositiveDuration } from '../core/duration.js';
+import {
+  checkHeader,
+  checkOverride,
+  headerRecord,
+  isCredentialHeader,
+  mergeHeaders,
+  parseHeader,
+  showHeader,
+  type ExtraHeader,
+} from '../core/headers.js';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { Journal, type JournalEntry } from '../core/journal.js';
 import { globalOptions } from './globals.js';
@@ -28,7 +38,13 @@ export interface GlobalOptions {
   baseUrl?: string | undefined;
   timeout?: string | undefined;
   caFile?: string | undefined;
+  /** `--header 'Name: value'`, in the order given. */
+  header?: string[] | undefined;
+  headerOverride?: boolean | undefined;
 }
+
+/** An extra header and where it came from. */
+export type SourcedHeader = ExtraHeader & { source: 'flag' | 'env' | 'profile' };
 
 /** Where a setting's value came from (`gw doctor` shows it). */
 export type SettingSource = 'flag' | 'env' | 'profile' | 'config' | 'default' | 'unset';
@@ -42,6 +58,8 @@ export interface Settings {
   timeoutMs: number;
   /** Extra trusted CA certificates (PEM file): `--ca-file`, else GW_CA_FILE. */
   caFile: string | undefined;
+  /** Extra request headers after precedence (per name: flag > GW_HEADERS > profile), each with its source. */
+  headers: SourcedHeader[];
   /** The source of each setting. */
   sources: { profile: SettingSource; baseUrl: SettingSource; token: SettingSource; timeout: SettingSource };
   /** Every profile the config file has. */
@@ -67,6 +85,8 @@ export interface ClientRequirements {
   onExchange?: (x: Exchange) => void;
   /** Most connections to the gateway (`gw load` sizes its pool); default no limit. */
   connections?: number;
+  /** The caller sends its own body (`gw api`): Content-Type and Accept from --header need no --header-override. */
+  bodyHeaders?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -166,6 +186,7 @@ export class Context {
       timeoutMs:
         timeoutText !== undefined ? parsePositiveDuration(timeoutText, '--timeout') : DEFAULT_TIMEOUT_MS,
       caFile: this.globals.caFile ?? (env.GW_CA_FILE || undefined),
+      headers: this.#headers(profileName, profile),
       sources: {
         profile:
           this.globals.profile !== undefined
@@ -182,6 +203,38 @@ export class Context {
       knownProfiles,
     };
     return this.#settings;
+  }
+
+  /**
+   * The extra headers of this run: the profile's `headers`, then GW_HEADERS (one `Name: value` per line), then
+   * `--header`, later ones winning per name. Each is checked (name, one-line value, no framing header); values of
+   * headers that carry a credential are masked in every output from now on.
+   */
+  #headers(profileName: string, profile: Profile): SourcedHeader[] {
+    const from = (list: ExtraHeader[], source: SourcedHeader['source']): SourcedHeader[] =>
+      list.map((h) => ({ ...h, source }));
+    const saved = Object.entries(profile.headers ?? {}).map(([name, value]) => {
+      try {
+        checkHeader(name, value, `headers.${name} of profile "${profileName}"`);
+      } catch (e) {
+        // A broken setting, not a bad value given now: exit 3, with the way out.
+        throw new ConfigError((e as Error).message, { hint: `gw config unset headers.${name}` });
+      }
+      return { name, value };
+    });
+    const envText = this.io.env.GW_HEADERS ?? '';
+    const env = envText
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+      .map((l) => parseHeader(l, 'GW_HEADERS'));
+    const flags = (this.globals.header ?? []).map((t) => parseHeader(t, '--header'));
+    const merged = mergeHeaders(
+      from(saved, 'profile'),
+      from(env, 'env'),
+      from(flags, 'flag'),
+    ) as SourcedHeader[];
+    for (const h of merged) if (isCredentialHeader(h.name)) this.redactor.add(h.value);
+    return merged;
   }
 
   /** The profile's `defaults.<kind>` model, if it has one. */
@@ -239,7 +292,18 @@ export class Context {
     // Read once: gw load asks for a client per virtual user.
     this.#ca ??= this.#readCaFile(s.caFile);
     const ca = await this.#ca;
-    if ((req.token ?? true) && (token === undefined || token === '')) {
+    // A profile's header was checked when it was saved (gw config set needs --header-override for these too).
+    checkOverride(
+      s.headers.filter((h) => h.source !== 'profile'),
+      {
+        override: this.globals.headerOverride === true,
+        body: req.bodyHeaders === true,
+        from: (h) => (h.source === 'env' ? 'GW_HEADERS' : '--header'),
+      },
+    );
+    // An Authorization header given with --header-override is the credential: no token needed then.
+    const ownAuth = s.headers.some((h) => h.name.toLowerCase() === 'authorization');
+    if ((req.token ?? true) && !ownAuth && (token === undefined || token === '')) {
       throw new ConfigError('no gateway token', {
         hint: 'set GW_TOKEN, or run `gw login` / `gw config set token --token-stdin`',
       });
@@ -267,12 +331,16 @@ export class Context {
       this.#warnedHttp = true;
       this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
     }
+    if (this.globals.verbose && s.headers.length > 0 && this.#clients.length === 0) {
+      this.out.verbose(`extra headers (to ${url.origin} only): ${s.headers.map(showHeader).join(', ')}`);
+    }
     const { GatewayClient } = await import('../client/gateway-client.js');
     const client = new GatewayClient({
       trace: await this.trace(),
       onSpan: this.#onSpan,
       baseUrl,
       token,
+      headers: headerRecord(s.headers),
       timeoutMs: s.timeoutMs,
       ca,
       proxyEnv: this.io.env,

@@ -26,6 +26,8 @@ export function shareGlobals(root: Command): void {
     for (const g of globals) {
       if (cmd.options.some((o) => o.long === g.long || o.attributeName() === g.attributeName())) continue;
       const copy = new Option(g.flags, g.description).hideHelp();
+      // A repeatable flag (`--header`) keeps collecting after the command name.
+      if (g.parseArg !== undefined) copy.argParser(g.parseArg);
       copies.add(copy);
       cmd.addOption(copy);
       // `gw models --version` prints the version and stops, as the root's own flag does.
@@ -53,8 +55,8 @@ function subcommandTerm(this: Help, cmd: Command): string {
 
 /**
  * The global flags of the command that runs: the root's values (with their defaults), overridden by those given
- * after a command name (the later wins, as commander does for a repeated flag). A verb's own flag of the same
- * name is not a global one.
+ * after a command name (the later wins, as commander does for a repeated flag); a repeatable flag (`--header`)
+ * keeps every value, in order. A verb's own flag of the same name is not a global one.
  */
 export function globalOptions(cmd: Command): GlobalOptions {
   const path: Command[] = [];
@@ -67,7 +69,13 @@ export function globalOptions(cmd: Command): GlobalOptions {
     }
     for (const o of c.options) {
       const key = o.attributeName();
-      if (copies.has(o) && c.getOptionValueSource(key) === 'cli') merged[key] = c.getOptionValue(key);
+      if (!copies.has(o) || c.getOptionValueSource(key) !== 'cli') continue;
+      const value: unknown = c.getOptionValue(key);
+      const before = merged[key];
+      merged[key] =
+        Array.isArray(before) && Array.isArray(value)
+          ? [...(before as unknown[]), ...(value as unknown[])]
+          : value;
     }
   }
   return merged as unknown as GlobalOptions;

@@ -8,7 +8,7 @@ import { processIo, type Io } from '../ui/io.js';
 /** The version printed by `gw --version`. */
 export const VERSION = '0.1.0';
 
-const VALUE_GLOBALS = new Set(['--profile', '--base-url', '--timeout', '--ca-file']);
+const VALUE_GLOBALS = new Set(['--profile', '--base-url', '--timeout', '--ca-file', '--header', '-H']);
 
 /** The top-level command named in argv (skipping global flags), or undefined. */
 export function targetCommand(argv: readonly string[]): string | undefined {
@@ -43,11 +43,21 @@ export function rootProgram(): Command {
     )
     .addOption(new Option('--no-validate', 'send requests even where they break a contract rule'))
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file (env GW_CA_FILE)')
+    .option(
+      '-H, --header <Name: value>',
+      "extra request header, repeatable, sent to the gateway's origin only (also env GW_HEADERS, one per line, and `headers` in a profile); 'Name:' with no value drops a profile's header",
+      (v: string, acc: string[] | undefined) => [...(acc ?? []), v],
+    )
+    .option(
+      '--header-override',
+      'let --header replace a header gw sets itself (Authorization, Content-Type, Accept, Accept-Encoding, User-Agent, traceparent); Host, Content-Length and other framing headers are never replaced',
+      false,
+    )
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
       `
-Environment: GW_BASE_URL, GW_TOKEN, GW_PROFILE, GW_TIMEOUT, GW_CA_FILE, GW_CONFIG_DIR, GW_STATE_DIR, NO_COLOR,
+Environment: GW_BASE_URL, GW_TOKEN, GW_PROFILE, GW_TIMEOUT, GW_CA_FILE, GW_HEADERS, GW_CONFIG_DIR, GW_STATE_DIR, NO_COLOR,
              HTTPS_PROXY, HTTP_PROXY, NO_PROXY (as curl), NODE_EXTRA_CA_CERTS.
 Exit codes: 0 ok · 1 gateway error / task failed / probe failed · 2 invalid input (nothing sent)
             3 configuration or authentication · 4 timed out · 130 interrupted

@@ -60,6 +60,11 @@ export interface GatewayClientOptions {
   trace?: TraceContext | undefined;
   /** Told of every request when it ended (its answer read, its stream over, or its failure): telemetry exporters. */
   onSpan?: ((s: RequestSpan) => void) | undefined;
+  /**
+   * Extra headers sent with every request to the gateway's origin, never to another origin (a result URL, a
+   * redirect's next hop); each replaces the client's own header of the same name, a request's own headers replace it.
+   */
+  headers?: Record<string, string> | undefined;
 }
 
 /** HTTP methods the gateway uses. */
@@ -312,6 +317,8 @@ export class GatewayClient {
   readonly #options: GatewayClientOptions;
   readonly #trace: TraceContext;
   readonly #onSpan: ((s: RequestSpan) => void) | undefined;
+  /** The extra headers, names in lower case (one value per name). */
+  readonly #extra: Record<string, string>;
 
   constructor(o: GatewayClientOptions) {
     this.#options = o;
@@ -329,11 +336,12 @@ export class GatewayClient {
         env: o.proxyEnv,
         connections: o.connections,
       });
+    this.#extra = Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
     // Downloads follow redirects (a result on a CDN); undici's interceptor drops Authorization on a cross-origin
-    // hop, gatewayOnly the trace header, and throwOnMaxRedirect (implemented, missing from undici's types) makes a
-    // loop fail.
+    // hop, gatewayOnly the trace header and the extra headers, and throwOnMaxRedirect (implemented, missing from
+    // undici's types) makes a loop fail.
     this.#redirecting = this.#dispatcher.compose(
-      gatewayOnly(this.#origin, ['traceparent']),
+      gatewayOnly(this.#origin, ['traceparent', ...Object.keys(this.#extra)]),
       interceptors.redirect({ maxRedirections: 5, throwOnMaxRedirect: true } as { maxRedirections: number }),
     );
     this.#trace = o.trace ?? new TraceContext();
@@ -577,14 +585,11 @@ export class GatewayClient {
 
   #prepare(o: Omit<RequestOptions<unknown>, 'schema'>, mode: Mode): Send {
     const url = mode === 'raw' && /^https?:\/\//.test(o.path) ? o.path : this.#url(o.path, o.query);
-    const headers = this.#headers(url, o);
-    if (mode === 'stream') headers.accept = 'text/event-stream';
-    if (mode === 'raw') headers.accept = '*/*';
     return {
       method: o.method,
       path: o.path,
       url,
-      headers: { ...headers, ...o.headers },
+      headers: { ...this.#headers(url, o, mode), ...o.headers },
       body: o.form ?? (o.body === undefined ? null : JSON.stringify(o.body)),
       signal: o.signal,
       timeoutMs: o.timeoutMs ?? this.#timeoutMs,
@@ -609,7 +614,9 @@ export class GatewayClient {
       const started = this.#now();
       // Each attempt is a request of its own: its own span, its own traceparent.
       const span: Attempt = { spanId: this.#trace.spanId(), startUnixMs: started };
-      if (traced) s.headers.traceparent = this.#trace.header(span.spanId);
+      // A traceparent given with --header-override is the user's to send.
+      if (traced && this.#extra.traceparent === undefined)
+        s.headers.traceparent = this.#trace.header(span.spanId);
       // JSON calls: the timeout bounds the whole answer. Streams and downloads: the wait for headers and each gap.
       const guard = s.mode === 'json' ? deadline(s.signal, s.timeoutMs) : undefined;
       const signal = guard?.signal ?? s.signal;
@@ -695,14 +702,21 @@ export class GatewayClient {
     return this.baseUrl + (path.startsWith('/') ? path : `/${path}`) + buildQuery(query);
   }
 
-  #headers(url: string, o: Pick<RequestOptions<unknown>, 'body' | 'form'>): Record<string, string> {
-    const h: Record<string, string> = { 'user-agent': this.#userAgent, accept: 'application/json' };
-    // The token goes to the gateway's own origin only (a result URL on a CDN never sees it).
-    if (this.#token !== undefined && this.#token.length > 0 && this.#sameOrigin(url)) {
-      h.authorization = `Bearer ${this.#token}`;
-    }
+  /**
+   * The client's headers for `url`: user agent, what answer it reads, the body's type; on the gateway's own origin
+   * only, the token and then the extra headers (a result URL on a CDN never sees them).
+   */
+  #headers(
+    url: string,
+    o: Pick<RequestOptions<unknown>, 'body' | 'form'>,
+    mode: Mode,
+  ): Record<string, string> {
+    const accept = mode === 'stream' ? 'text/event-stream' : mode === 'raw' ? '*/*' : 'application/json';
+    const h: Record<string, string> = { 'user-agent': this.#userAgent, accept };
     if (o.body !== undefined && o.form === undefined) h['content-type'] = 'application/json';
-    return h;
+    if (!this.#sameOrigin(url)) return h;
+    if (this.#token !== undefined && this.#token.length > 0) h.authorization = `Bearer ${this.#token}`;
+    return Object.assign(h, this.#extra);
   }
 
   /** True when `url` is on the gateway's origin (most are built from the base URL: no parse needed for those). */

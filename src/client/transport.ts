@@ -318,8 +318,8 @@ function readPem(path: string): string {
 /**
  * An interceptor that removes the headers `names` from every request not addressed to `origin`. undici's redirect
  * interceptor drops Authorization and cookies when a redirect changes origin but keeps every other header; the
- * gateway's own headers (`traceparent`) stay with the gateway too. Composed under the redirect interceptor, it
- * sees every hop.
+ * gateway's own headers (`traceparent`) and a user's extra headers (`--header`) stay with the gateway too. Composed
+ * under the redirect interceptor, it sees every hop.
  */
 export function gatewayOnly(
   origin: string,

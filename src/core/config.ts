@@ -11,6 +11,7 @@ import {
 import { dirname, join } from 'node:path';
 import * as z from 'zod';
 import { ConfigError, UsageError } from './errors.js';
+import { checkHeader } from './headers.js';
 import { errnoOf, fsError } from './fs-errors.js';
 import { configDir } from './paths.js';
 
@@ -45,6 +46,8 @@ export interface Profile {
   probe?: ProbeSettings;
   /** Models used when `-m` is omitted. */
   defaults?: Partial<Record<DefaultModelKind, string>>;
+  /** Extra request headers (`gw config set headers.<Name> <value>`), sent to the gateway's origin only. */
+  headers?: Record<string, string>;
 }
 
 interface ConfigShape {
@@ -65,18 +68,32 @@ export const CONFIG_KEYS = [
   'probe.embeddingModel',
   ...DEFAULT_MODEL_KINDS.map((k) => `defaults.${k}` as const),
 ] as const;
-export type ConfigKey = (typeof CONFIG_KEYS)[number];
+/** A key gw knows: one of CONFIG_KEYS, or `headers.<Name>` (an extra request header). */
+export type ConfigKey = (typeof CONFIG_KEYS)[number] | `headers.${string}`;
 
 function defaultsKind(key: ConfigKey): DefaultModelKind | undefined {
   return key.startsWith('defaults.') ? (key.slice('defaults.'.length) as DefaultModelKind) : undefined;
 }
 
-/** Checks that `key` is one gw knows. */
+/** The header name of a `headers.<Name>` key. */
+export function headerKey(key: string): string | undefined {
+  return key.startsWith('headers.') ? key.slice('headers.'.length) : undefined;
+}
+
+/** Checks that `key` is one gw knows (`headers.<Name>` with a valid header name). */
 export function assertConfigKey(key: string): asserts key is ConfigKey {
+  const header = headerKey(key);
+  if (header !== undefined) {
+    checkHeader(header, '', 'key');
+    return;
+  }
   if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
-    throw new UsageError(`key: "${key}" is not a setting (one of: ${CONFIG_KEYS.join(', ')})`, {
-      field: 'key',
-    });
+    throw new UsageError(
+      `key: "${key}" is not a setting (one of: ${CONFIG_KEYS.join(', ')}, headers.<Name>)`,
+      {
+        field: 'key',
+      },
+    );
   }
 }
 
@@ -117,7 +134,10 @@ export class ConfigStore {
   set(profile: string, key: ConfigKey, value: string): void {
     const p: Profile = structuredClone(this.profile(profile));
     const kind = defaultsKind(key);
-    if (kind !== undefined) {
+    const header = headerKey(key);
+    if (header !== undefined) {
+      p.headers = { ...withoutHeader(p.headers, header), [header]: value };
+    } else if (kind !== undefined) {
       p.defaults = { ...p.defaults, [kind]: value };
     } else if (key.startsWith('probe.')) {
       const sub = key.slice('probe.'.length) as keyof ProbeSettings;
@@ -139,7 +159,11 @@ export class ConfigStore {
   unset(profile: string, key: ConfigKey): void {
     const p: Profile = structuredClone(this.profile(profile));
     const kind = defaultsKind(key);
-    if (kind !== undefined) {
+    const header = headerKey(key);
+    if (header !== undefined) {
+      p.headers = withoutHeader(p.headers, header);
+      if (Object.keys(p.headers).length === 0) delete p.headers;
+    } else if (kind !== undefined) {
       if (p.defaults) delete p.defaults[kind];
     } else if (key.startsWith('probe.')) {
       if (p.probe) delete p.probe[key.slice('probe.'.length) as keyof ProbeSettings];
@@ -153,6 +177,11 @@ export class ConfigStore {
   get(profile: string, key: ConfigKey): string | undefined {
     const p = this.profile(profile);
     const kind = defaultsKind(key);
+    const header = headerKey(key);
+    if (header !== undefined) {
+      const lower = header.toLowerCase();
+      return Object.entries(p.headers ?? {}).find(([n]) => n.toLowerCase() === lower)?.[1];
+    }
     if (kind !== undefined) return p.defaults?.[kind];
     if (key.startsWith('probe.')) {
       const v = p.probe?.[key.slice('probe.'.length) as keyof ProbeSettings];
@@ -202,6 +231,12 @@ export class ConfigStore {
   }
 }
 
+/** A profile's headers without `name` in any case (header names are case-insensitive). */
+function withoutHeader(headers: Record<string, string> | undefined, name: string): Record<string, string> {
+  const lower = name.toLowerCase();
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([n]) => n.toLowerCase() !== lower));
+}
+
 /** The file's shape, checked on every read (unknown keys are kept, so a rewrite never drops them). */
 const configSchema = z.looseObject({
   current: z.string().optional(),
@@ -223,6 +258,7 @@ const configSchema = z.looseObject({
           })
           .optional(),
         defaults: z.record(z.string(), z.string()).optional(),
+        headers: z.record(z.string(), z.string()).optional(),
       }),
     )
     .optional(),

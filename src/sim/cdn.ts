@@ -1,4 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FaultRule } from './config.js';
 
@@ -48,13 +54,14 @@ export class Cdn {
   readonly objects = new Map<string, CdnObject>();
   /** Authorization headers received (must stay empty). */
   readonly authorizationSeen: string[] = [];
-  /** Requests received: method, path, range. */
-  /** Requests received, with their `traceparent` (the gateway's own header: a file origin must never see it). */
+  /** Requests received, with their `traceparent` (the gateway's own header: a file origin must never see it) and
+   * every header (--header values must never reach it either). */
   readonly requests: Array<{
     method: string;
     path: string;
     range: string | undefined;
     traceparent: string | undefined;
+    headers: IncomingHttpHeaders;
   }> = [];
   faults: () => FaultRule[] = () => [];
   #server: Server | undefined;
@@ -98,7 +105,7 @@ export class Cdn {
     const range = req.headers.range;
     const tp = req.headers.traceparent;
     const traceparent = typeof tp === 'string' ? tp : undefined;
-    this.requests.push({ method: req.method ?? 'GET', path, range, traceparent });
+    this.requests.push({ method: req.method ?? 'GET', path, range, traceparent, headers: req.headers });
     if (this.requests.length > 2 * CDN_LOG_LIMIT)
       this.requests.splice(0, this.requests.length - CDN_LOG_LIMIT);
     if (req.headers.authorization !== undefined) this.authorizationSeen.push(req.headers.authorization);

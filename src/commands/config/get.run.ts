@@ -1,4 +1,5 @@
-import { assertConfigKey } from '../../core/config.js';
+import { assertConfigKey, headerKey } from '../../core/config.js';
+import { maskValue } from '../../core/headers.js';
 import { GwError } from '../../core/errors.js';
 import { redactToken } from '../../ui/redact.js';
 import type { Context } from '../../cli/context.js';
@@ -24,6 +25,7 @@ export default async function get(ctx: Context, _opts: unknown, key: string): Pr
   if (fromEnv !== undefined && fromEnv !== v) {
     ctx.out.warn(`${envName} is set in the environment and overrides this value`);
   }
-  ctx.out.line(key === 'token' ? redactToken(v) : v);
+  // A header's value may be a secret: shown as the token is (`…last4`).
+  ctx.out.line(key === 'token' ? redactToken(v) : headerKey(key) !== undefined ? maskValue(v) : v);
   return 0;
 }

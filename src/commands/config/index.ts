@@ -15,11 +15,13 @@ export default function configCommand(rt: Runtime): Command {
     'manage profiles: set | get | list | use | unset (file mode 0600; the token is shown redacted)',
     [setCommand(rt), getCommand(rt), listCommand(rt), useCommand(rt), unsetCommand(rt)],
     {
-      notes: `Keys: ${CONFIG_KEYS.join(', ')}`,
+      notes: `Keys: ${CONFIG_KEYS.join(', ')}, headers.<Name> (an extra request header, sent to the gateway's origin only;
+a value of - is read from standard input, so a secret stays out of shell history; shown as Name: …last4)`,
       examples: [
         'gw config set baseUrl https://gw.example.com',
         'printf %s "$TOKEN" | gw config set token --token-stdin',
         'gw --profile staging config set baseUrl https://staging.example.com',
+        'gw config set headers.x-portkey-provider openai',
         'gw config use staging',
         'gw config list',
       ],

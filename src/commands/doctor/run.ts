@@ -267,11 +267,14 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
           },
           timeout: { value: `${s.timeoutMs} ms`, source: s.sources.timeout },
         };
+  // Names only: a header's value may be a secret.
+  const headers = (s?.headers ?? []).map((h) => ({ name: h.name, source: h.source }));
   const doc = {
     ok: exitCode === ExitCode.ok,
     exit_code: exitCode,
     settings: settings ?? null,
     known_profiles: s?.knownProfiles ?? [],
+    headers,
     paths: { config: cfgFile, state },
     proxy,
     defaults,
@@ -284,6 +287,10 @@ export default async function run(ctx: Context, opts: Flags<typeof doctorFlags>)
     if (settings !== undefined) {
       for (const [k, v] of Object.entries(settings)) rows.push([k, `${v.value ?? '(unset)'}  [${v.source}]`]);
       rows.push(['profiles', s?.knownProfiles.join(', ') || '(none saved)']);
+      rows.push([
+        'headers',
+        headers.map((h) => `${h.name} [${h.source}]`).join(', ') || '(no extra headers)',
+      ]);
     }
     rows.push(['config file', cfgFile], ['state dir', state]);
     for (const [k, v] of Object.entries(proxy)) rows.push([k, v]);

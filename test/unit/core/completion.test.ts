@@ -43,7 +43,7 @@ describe('gw completion', () => {
     ]);
     // Global flags complete at any depth; an argument's choices are offered.
     expect(complete(script, ['gw', 'config', 'list', '--verb'])).toEqual(['--verbose']);
-    expect(complete(script, ['gw', 'completion', '--he'])).toEqual(['--help']);
+    expect(complete(script, ['gw', 'completion', '--hel'])).toEqual(['--help']);
     expect(complete(script, ['gw', 'completion', 'z'])).toEqual(['zsh']);
   });
 

@@ -31,14 +31,14 @@ describe('ConfigStore', () => {
     const path = join(dir, 'config.json');
     writeFileSync(
       path,
-      JSON.stringify({ later: 1, profiles: { a: { token: 'sk-a-123456', headers: ['X: y'] } } }),
+      JSON.stringify({ later: 1, profiles: { a: { token: 'sk-a-123456', labels: ['X: y'] } } }),
     );
     chmodSync(path, 0o644);
     ConfigStore.open({ GW_CONFIG_DIR: dir }).set('a', 'timeout', '30s');
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
       later: 1,
-      profiles: { a: { token: 'sk-a-123456', headers: ['X: y'], timeout: '30s' } },
+      profiles: { a: { token: 'sk-a-123456', labels: ['X: y'], timeout: '30s' } },
     });
   });
 
