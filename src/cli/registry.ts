@@ -57,6 +57,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('../commands/beta/index.js'),
   },
   {
+    name: 'api',
+    summary: 'call any route of the gateway, print the answer unchanged (as gh api)',
+    load: () => import('../commands/api/index.js'),
+  },
+  {
     name: 'batch',
     summary: 'many requests from a JSONL file: run | status | retry | merge | download',
     load: () => import('../commands/batch/index.js'),

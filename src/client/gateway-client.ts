@@ -67,8 +67,16 @@ export interface GatewayClientOptions {
   headers?: Record<string, string> | undefined;
 }
 
-/** HTTP methods the gateway uses. */
-export type Method = 'GET' | 'POST' | 'DELETE' | 'HEAD';
+/** An answer of `call`: its body as it arrives, failures mapped like every call's. Consume or return `chunks`. */
+export interface CallResult {
+  status: number;
+  requestId: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  chunks: AsyncIterable<Buffer>;
+}
+
+/** HTTP methods the gateway uses (PUT and PATCH only through `call`, for routes gw has no verb for). */
+export type Method = 'GET' | 'POST' | 'DELETE' | 'HEAD' | 'PUT' | 'PATCH';
 
 /** Query values; arrays repeat the key. */
 export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
@@ -188,8 +196,11 @@ export function buildQuery(query: Query | undefined): string {
   return s.length > 0 ? `?${s}` : '';
 }
 
-/** What kind of answer a send expects: it decides redirects, timeouts and the accept header. */
-type Mode = 'json' | 'stream' | 'raw';
+/**
+ * What kind of answer a send expects: it decides redirects, timeouts and the accept header. `call` (gw api) is a
+ * body passed through: no redirect followed, the timeout bounds the wait for headers and each gap, like a stream.
+ */
+type Mode = 'json' | 'stream' | 'raw' | 'call';
 
 /** One send: a request, or an absolute URL for downloads. */
 interface Send {
@@ -198,7 +209,7 @@ interface Send {
   path: string;
   url: string;
   headers: Record<string, string>;
-  body: string | FormData | null;
+  body: string | Buffer | FormData | null;
   signal: AbortSignal | undefined;
   timeoutMs: number;
   retries: number;
@@ -506,6 +517,40 @@ export class GatewayClient {
   }
 
   /**
+   * A call of any route as given (gw api): the body as bytes (JSON unless `headers` say otherwise), the answer's
+   * status, headers and body unread, whatever its type. Same token rules, extra headers, retries (GET/HEAD/DELETE
+   * only) and error mapping as every call; redirects are reported, not followed. The timeout bounds the wait for
+   * the headers and each gap in the body, so an event stream may run as long as it keeps sending.
+   */
+  async call(o: {
+    method: Method;
+    path: string;
+    query?: Query | undefined;
+    body?: string | Buffer | undefined;
+    headers?: Record<string, string> | undefined;
+    signal?: AbortSignal | undefined;
+  }): Promise<CallResult> {
+    // `body: null` asks #prepare for the JSON content type; the bytes themselves are sent as given.
+    const s = this.#prepare({ ...o, body: o.body === undefined ? undefined : null }, 'call');
+    s.body = o.body ?? null;
+    const a = await this.#send(s);
+    this.#report(s, a, a.res.statusCode);
+    const { res, requestId } = a;
+    const mapError = (e: unknown): unknown => this.#mapError(e, s, s.timeoutMs, requestId);
+    async function* chunks(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of res.body) yield chunk as Buffer;
+      } catch (e) {
+        // A body cut or stalled mid-way names the call like any other failure.
+        throw mapError(e);
+      } finally {
+        res.body.destroy();
+      }
+    }
+    return { status: res.statusCode, requestId, headers: res.headers, chunks: chunks() };
+  }
+
+  /**
    * Builds a request for `dispatch`: the URL, the headers (the token on the gateway's origin only; `accept` for an
    * event stream or JSON), and the client's timeouts (the wait for the headers and each gap in the body).
    */
@@ -711,7 +756,7 @@ export class GatewayClient {
     o: Pick<RequestOptions<unknown>, 'body' | 'form'>,
     mode: Mode,
   ): Record<string, string> {
-    const accept = mode === 'stream' ? 'text/event-stream' : mode === 'raw' ? '*/*' : 'application/json';
+    const accept = mode === 'stream' ? 'text/event-stream' : mode === 'json' ? 'application/json' : '*/*';
     const h: Record<string, string> = { 'user-agent': this.#userAgent, accept };
     if (o.body !== undefined && o.form === undefined) h['content-type'] = 'application/json';
     if (!this.#sameOrigin(url)) return h;

@@ -1,0 +1,162 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isolatedDirs, runGw } from '../helpers/gw.js';
+import { INSTANT, useSim } from '../helpers/sim.js';
+
+const CHAT = { model: 'chat-3.7-plus', messages: [{ role: 'user', content: 'hi' }] };
+
+describe('gw api: any route, as gh api', () => {
+  it('GET prints the body unchanged, with the token and --header, fields as query', async () => {
+    const sim = await useSim();
+    const r = await runGw(
+      ['-H', 'X-Route: blue', 'api', '-X', 'get', '/v1/models', '-f', 'a=1', '-F', 'b=true'],
+      {
+        env: sim.env,
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const q = sim.requests.at(-1);
+    expect(q?.method).toBe('GET');
+    expect(q?.path).toBe('/v1/models');
+    expect(q?.headers['x-route']).toBe('blue');
+    expect(q?.headers.authorization).toBe(`Bearer ${sim.env.GW_TOKEN}`);
+    expect(q?.query).toBe('?a=1&b=true');
+    // The gateway's bytes, not a re-serialisation.
+    const direct = await fetch(`${sim.baseUrl}/v1/models`, {
+      headers: { authorization: `Bearer ${sim.env.GW_TOKEN}` },
+    });
+    expect(r.stdout).toBe(await direct.text());
+  });
+
+  it('fields make a POST with a typed JSON body (-f strings, -F numbers, booleans, null, @file, nesting)', async () => {
+    const sim = await useSim();
+    const dir = isolatedDirs().HOME;
+    const file = join(dir, 'prompt.txt');
+    writeFileSync(file, 'from a file');
+    const r = await runGw(
+      [
+        'api',
+        '/v1/embeddings',
+        '-f',
+        'model=text-embedding-v4',
+        '-f',
+        'input[]=one',
+        '-F',
+        `input[]=@${file}`,
+        '-F',
+        'dimensions=64',
+        '-F',
+        'meta[flag]=false',
+        '-F',
+        'meta[none]=null',
+        '-f',
+        'meta[n]=7',
+      ],
+      { env: sim.env },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const q = sim.requests.at(-1);
+    expect(q?.method).toBe('POST');
+    expect(q?.headers['content-type']).toBe('application/json');
+    expect(q?.body).toEqual({
+      model: 'text-embedding-v4',
+      input: ['one', 'from a file'],
+      meta: { n: '7', flag: false, none: null },
+      dimensions: 64,
+    });
+    expect(JSON.parse(r.stdout).data).toHaveLength(2);
+  });
+
+  it('--input - sends standard input as it is and prints an event stream as it arrives', async () => {
+    const sim = await useSim();
+    const body = JSON.stringify({ ...CHAT, stream: true });
+    const r = await runGw(['api', '/v1/chat/completions', '--input', '-'], { env: sim.env, stdin: body });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(sim.requests.at(-1)?.body).toEqual(JSON.parse(body));
+    expect(r.stdout).toMatch(/^data: \{/);
+    expect(r.stdout.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
+  it('refuses a URL, a path without /, a bad method, a bad field and --input with GET: exit 2, nothing sent', async () => {
+    const sim = await useSim();
+    const cases: [string[], RegExp][] = [
+      [['api', `${sim.baseUrl}/v1/models`], /path: .* is a URL/],
+      [['api', '//evil.example/v1/models'], /path: .* is a URL/],
+      [['api', 'v1/models'], /path: "v1\/models" must start with \//],
+      [['api', '-X', 'TRACE', '/v1/models'], /--method: must be one of/],
+      [['api', '-f', 'novalue', '/v1/models'], /-f: "novalue" is not key=value/],
+      [['api', '-F', 'a[]=1', '-F', 'a[b]=2', '/v1/models'], /-F: "a\[b\]" does not fit/],
+      [['api', '-X', 'GET', '--input', '-', '/v1/models'], /--input: a GET request has no body/],
+      [['api', '--paginate', '/v1/models'], /--paginate: GET \/v1\/models does not page/],
+      [['api', '-F', 'x=@/nonexistent/file', '/v1/models'], /-F: .*no such file/i],
+    ];
+    for (const [argv, message] of cases) {
+      const r = await runGw(argv, { env: sim.env, stdin: '{}' });
+      expect(r.exitCode, `${argv.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    expect(sim.requests).toHaveLength(0);
+  });
+
+  it('retries GET but never POST; an error status exits as every command does', async () => {
+    const sim = await useSim();
+    sim.sim.addFault({ route: 'GET /v1/models', kind: 'status', status: 503, times: 1 });
+    const ok = await runGw(['api', '/v1/models'], { env: sim.env });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(sim.requests.filter((q) => q.path === '/v1/models')).toHaveLength(2);
+
+    sim.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'status', status: 503, times: 1 });
+    const r = await runGw(['api', '/v1/chat/completions', '--input', '-'], {
+      env: sim.env,
+      stdin: JSON.stringify(CHAT),
+    });
+    expect(r.exitCode).toBe(1);
+    expect(sim.requests.filter((q) => q.path === '/v1/chat/completions')).toHaveLength(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: /m);
+
+    const bad = await runGw(['api', '/v1/models'], { env: { ...sim.env, GW_TOKEN: 'sk-wrong-token-0000' } });
+    expect(bad.exitCode).toBe(3);
+    expect(bad.stderr).not.toContain('sk-wrong-token-0000');
+  });
+
+  it('--paginate walks the beta task list by page_num and ListAssets by PageNumber', async () => {
+    const sim = await useSim({ timings: INSTANT });
+    for (let i = 0; i < 5; i++) {
+      const c = await runGw(['beta', 'task', 'create', `cat ${i}`, '-m', 'gamma-video-2-0'], {
+        env: sim.env,
+      });
+      expect(c.exitCode, c.stderr).toBe(0);
+    }
+    const r = await runGw(['api', '--paginate', '/beta/api/v3/contents/generations/tasks?page_size=2'], {
+      env: sim.env,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const pages = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { items: { id: string }[] });
+    expect(pages.map((p) => p.items.length)).toEqual([2, 2, 1]);
+    expect(new Set(pages.flatMap((p) => p.items.map((t) => t.id))).size).toBe(5);
+    const lists = sim.requests.filter((q) => q.method === 'GET' && q.path.endsWith('/tasks'));
+    expect(lists.map((q) => new URLSearchParams(q.query).get('page_num'))).toEqual(['1', '2', '3']);
+
+    const assets = await runGw(
+      [
+        'api',
+        '--paginate',
+        '/beta/?Action=ListAssets&Version=2024-01-01',
+        '-f',
+        'model=gamma-video-2-0',
+        '-f',
+        'Filter[GroupType]=AIGC',
+        '-f',
+        'Filter[GroupIds][]=g1',
+      ],
+      { env: sim.env },
+    );
+    expect(assets.exitCode, assets.stderr).toBe(0);
+    expect(sim.requests.at(-1)?.body).toMatchObject({ model: 'gamma-video-2-0', PageNumber: 1 });
+  });
+});
