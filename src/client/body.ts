@@ -1,5 +1,6 @@
 /** Reading answers with a size cap: whatever the other side sends, memory stays bounded. */
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /** An answer body larger than the cap the client reads into memory. */
 export class BodyTooLargeError extends Error {
@@ -76,4 +77,34 @@ export function readText(body: Readable, limit: number, truncate = false): Promi
     body.once('error', onError);
     body.once('close', onClose);
   });
+}
+
+/**
+ * The body decoded as its Content-Encoding says (gzip, deflate, br; several in order), or itself when identity.
+ * gw does not ask for compression (no Accept-Encoding), but some gateways compress anyway, and a user may ask with
+ * `--header 'Accept-Encoding: gzip'`. The readers after this bound the decoded size, so a small bomb stays small.
+ * An encoding zlib has no decoder for is undefined: the caller reports it.
+ */
+export function decodedBody(body: Readable, encoding: string | undefined): Readable | undefined {
+  if (encoding === undefined) return body; // nearly every answer: nothing to parse
+  const codings = encoding
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let out = body;
+  // Applied in the order listed, so decoded in reverse.
+  for (const c of codings.reverse()) {
+    const d =
+      c === 'gzip' || c === 'x-gzip'
+        ? createGunzip()
+        : c === 'deflate'
+          ? createInflate()
+          : c === 'br'
+            ? createBrotliDecompress()
+            : undefined;
+    if (d === undefined) return undefined;
+    // pipeline: an error on either side ends both (a cut body fails the reader, as it does undecoded).
+    out = pipeline(out, d, () => undefined);
+  }
+  return out;
 }

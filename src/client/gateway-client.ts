@@ -2,7 +2,8 @@ import { interceptors, type Dispatcher, type FormData } from 'undici';
 import type { z } from 'zod';
 import { backoffDelay, parseRetryAfter, sleep as realSleep } from './backoff.js';
 import { normalizeBaseUrl } from './base-url.js';
-import { BodyTooLargeError, formatBytes, readText } from './body.js';
+import type { Readable } from 'node:stream';
+import { BodyTooLargeError, decodedBody, formatBytes, readText } from './body.js';
 import {
   ConnectionError,
   GatewayError,
@@ -228,6 +229,8 @@ interface Attempt {
 /** An answer with a success status, its body not yet read; `timedOut` says whether the call's own limit fired. */
 interface Answer {
   res: Dispatcher.ResponseData;
+  /** The body decoded as its Content-Encoding says (downloads: as received). */
+  body: Readable;
   requestId: string | undefined;
   attempt: number;
   started: number;
@@ -416,7 +419,7 @@ export class GatewayClient {
     const { res, requestId } = a;
     let text: string;
     try {
-      text = await readText(res.body, this.#maxResponseBytes);
+      text = await readText(a.body, this.#maxResponseBytes);
     } catch (e) {
       // An answer cut short (dropped, stalled past the timeout, too large) still names the exchange.
       this.#report(s, a, undefined, e);
@@ -448,7 +451,7 @@ export class GatewayClient {
     this.#report(s, a, res.statusCode);
     const contentType = header(headers, 'content-type') ?? '';
     if (!contentType.includes('text/event-stream')) {
-      const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
+      const text = await readText(a.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
       const err = new ResponseShapeError(
         `expected an event stream, got ${contentType || 'no content type'}: ${text.slice(0, 120)}`,
         { status: res.statusCode, requestId },
@@ -456,7 +459,7 @@ export class GatewayClient {
       this.#endSpan(s, a.span, res.statusCode, requestId, { error: err });
       throw err;
     }
-    const body = res.body;
+    const body = a.body;
     let idle = false;
     const mapError = (e: unknown): unknown => this.#mapError(e, s, s.timeoutMs, requestId, idle);
     const timeoutMs = s.timeoutMs;
@@ -535,16 +538,18 @@ export class GatewayClient {
     s.body = o.body ?? null;
     const a = await this.#send(s);
     this.#report(s, a, a.res.statusCode);
+    // As for downloads, the span ends with the headers: the body is printed at the caller's pace.
+    this.#endSpan(s, a.span, a.res.statusCode, a.requestId, {});
     const { res, requestId } = a;
     const mapError = (e: unknown): unknown => this.#mapError(e, s, s.timeoutMs, requestId);
     async function* chunks(): AsyncGenerator<Buffer> {
       try {
-        for await (const chunk of res.body) yield chunk as Buffer;
+        for await (const chunk of a.body) yield chunk as Buffer;
       } catch (e) {
         // A body cut or stalled mid-way names the call like any other failure.
         throw mapError(e);
       } finally {
-        res.body.destroy();
+        a.body.destroy();
       }
     }
     return { status: res.statusCode, requestId, headers: res.headers, chunks: chunks() };
@@ -708,8 +713,21 @@ export class GatewayClient {
         this.#endSpan(s, span, status, requestId, { error: err });
         throw err;
       }
+      const encoding = header(res.headers, 'content-encoding');
+      // Downloads are saved as sent (a file's bytes, resumed by range); every other answer is read decoded.
+      const body = s.mode === 'raw' ? res.body : decodedBody(res.body, encoding);
+      if (body === undefined) {
+        await res.body.dump().catch(() => undefined);
+        this.#report(s, { attempt, started, requestId }, status);
+        const err = new ResponseShapeError(
+          `${s.method} ${s.path}: the answer is encoded as "${encoding ?? ''}", which gw cannot decode (gzip, deflate, br)`,
+          { status, requestId, code: 'unsupported_encoding' },
+        );
+        this.#endSpan(s, span, status, requestId, { error: err });
+        throw err;
+      }
       if (status >= 400) {
-        const text = await readText(res.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
+        const text = await readText(body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
         this.#report(s, { attempt, started, requestId }, status);
         const retryAfter = parseRetryAfter(res.headers, this.#now);
         const err = errorFromBody(status, text, requestId, res.headers);
@@ -725,7 +743,7 @@ export class GatewayClient {
         if (retryAfter !== undefined) err.retryAfterMs = Math.min(retryAfter, MAX_REPORTED_RETRY_AFTER_MS);
         throw err;
       }
-      return { res, requestId, attempt, started, timedOut, span };
+      return { res, body, requestId, attempt, started, timedOut, span };
     }
   }
 

@@ -67,7 +67,11 @@ export async function stream(
       return isPlainChunk(json) ? json : checked(chatChunkSchema, json, where, s);
     },
     undefined,
-    { strictEnd: o.strictEnd },
+    {
+      strictEnd: o.strictEnd,
+      // A finish chunk makes the answer whole: a body closed after it without `[DONE]` is complete.
+      complete: (c) => c.choices.some((x) => x.finish_reason !== null && x.finish_reason !== undefined),
+    },
   );
 }
 

@@ -44,7 +44,10 @@ export const SKIP = Symbol('skip');
  * A typed stream over an SSE stream: `step` turns each event into a value to yield, SKIP or END (and throws for
  * error events and malformed data); `last(v)` says a yielded value is the final one. The values of one network
  * read are handled in one synchronous pass and delivered as one batch; values before a failing event are still
- * delivered before the error. A stream that ends without its final event throws `truncated(where, final)`.
+ * delivered before the error. A stream that ends without its final event throws `truncated(where, final)`, unless
+ * a value for which `o.complete(v)` holds came first and `o.strictEnd` is not set: the answer was whole and the
+ * server ended it by closing (what gateways that drop chat's `[DONE]` do; OpenAI's SDK ends quietly there too). The
+ * probe (`strictEnd`) still requires the final event the contract names.
  */
 export function typedStream<T>(
   s: StreamResult,
@@ -52,8 +55,9 @@ export function typedStream<T>(
   final: string,
   step: (ev: SseEvent) => T | typeof END | typeof SKIP,
   last: (v: T) => boolean = () => false,
-  o: { strictEnd?: boolean | undefined } = {},
+  o: { strictEnd?: boolean | undefined; complete?: ((v: T) => boolean) | undefined } = {},
 ): TypedStream<T> {
+  let whole = false;
   /** `strictEnd`: the rest of the stream after its final event, which must hold no event. */
   async function afterEnd(rest: readonly SseEvent[], more: AsyncIterator<SseEvent[]>): Promise<void> {
     let extra = rest[0];
@@ -104,6 +108,7 @@ export function typedStream<T>(
         }
         if (v === SKIP) continue;
         out.push(v);
+        whole ||= o.complete?.(v) === true;
         if (last(v)) {
           ended = true;
           break;
@@ -116,7 +121,7 @@ export function typedStream<T>(
         return;
       }
     }
-    throw truncated(where, final, s);
+    if (!whole || o.strictEnd === true) throw truncated(where, final, s);
   }
   const source = batches();
   async function* events(): AsyncGenerator<T> {
