@@ -1,7 +1,10 @@
 import { writeFileSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolatedDirs, runGw } from '../helpers/gw.js';
+import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
+import { closeAfterTest } from '../helpers/servers.js';
 import { INSTANT, useSim } from '../helpers/sim.js';
 
 const CHAT = { model: 'chat-3.7-plus', messages: [{ role: 'user', content: 'hi' }] };
@@ -76,6 +79,32 @@ describe('gw api: any route, as gh api', () => {
     expect(sim.requests.at(-1)?.body).toEqual(JSON.parse(body));
     expect(r.stdout).toMatch(/^data: \{/);
     expect(r.stdout.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
+  it('prints an event stream as it arrives: the first event is out before the gateway sends the next', async () => {
+    let held: ServerResponse | undefined;
+    const server = closeAfterTest(
+      createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: first\n\n');
+        held = res;
+      }),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const env = {
+      GW_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      GW_TOKEN: 'sk-api-stream-0000',
+    };
+    const r = await spawnGw(['api', '/v1/anything'], {
+      env,
+      onSpawn: (child) => {
+        // The gateway sends the rest only once gw has printed the first event.
+        child.stdout?.once('data', () => held?.end('data: second\n\n'));
+      },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('data: first\n\ndata: second\n\n');
   });
 
   it('refuses a URL, a path without /, a bad method, a bad field and --input with GET: exit 2, nothing sent', async () => {
