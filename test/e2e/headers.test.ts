@@ -16,6 +16,23 @@ describe('--header: extra request headers to the gateway only', () => {
     expect(q?.headers['x-tenant']).toBe('t1');
   });
 
+  it('gw load (its own dispatch path), gw api and gw probe send them on every request too', async () => {
+    const sim = await useSim();
+    const runs = [
+      ['load', '-m', 'chat-3.7-plus', '--requests', '3', '--concurrency', '2', '--max-tokens', '4', '--json'],
+      ['api', '/v1/models'],
+      ['probe', '--only', 'models,chat,chat-stream'],
+    ];
+    for (const argv of runs) {
+      const before = sim.requests.length;
+      const r = await runGw(['-H', 'X-Route: blue', ...argv], { env: sim.env });
+      expect(r.exitCode, `${argv[0]}: ${r.stderr}`).toBe(0);
+      const sent = sim.requests.slice(before);
+      expect(sent.length, argv[0]).toBeGreaterThan(0);
+      expect(sent.every((q) => q.headers['x-route'] === 'blue')).toBe(true);
+    }
+  });
+
   it('profile headers, then GW_HEADERS, then --header win per name; "Name:" drops one', async () => {
     const sim = await useSim();
     const dirs = isolatedDirs();
