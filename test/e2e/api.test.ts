@@ -188,4 +188,25 @@ describe('gw api: any route, as gh api', () => {
     expect(assets.exitCode, assets.stderr).toBe(0);
     expect(sim.requests.at(-1)?.body).toMatchObject({ model: 'gamma-video-2-0', PageNumber: 1 });
   });
+
+  it('--paginate stops at a page of repeats (a server ignoring page_num) without printing it again', async () => {
+    const asked: string[] = [];
+    const server = closeAfterTest(
+      createServer((req, res) => {
+        asked.push(req.url ?? '');
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"items":[{"id":"a"},{"id":"b"}],"total":10}');
+      }),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const env = {
+      GW_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      GW_TOKEN: 'sk-api-pages-0000',
+    };
+    const r = await runGw(['api', '--paginate', '/beta/api/v3/contents/generations/tasks'], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('{"items":[{"id":"a"},{"id":"b"}],"total":10}\n');
+    expect(asked).toHaveLength(2);
+  });
 });

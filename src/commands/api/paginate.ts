@@ -19,7 +19,7 @@ interface Pager {
   first: number;
   pageSize: number | undefined;
   call: (page: number) => PageCall;
-  read: (json: unknown) => Page<unknown>;
+  read: (json: unknown) => Omit<Page<unknown>, 'body'>;
   idOf: (item: unknown) => string;
 }
 
@@ -48,7 +48,7 @@ export function pagerFor(method: Method, path: string, body: Record<string, unkn
       read: (json) => {
         const d = obj(json);
         const items = Array.isArray(d.items) ? d.items : [];
-        return { items, total: typeof d.total === 'number' ? d.total : items.length, body: json };
+        return { items, total: typeof d.total === 'number' ? d.total : items.length };
       },
       idOf: idOf('id'),
     };
@@ -62,7 +62,7 @@ export function pagerFor(method: Method, path: string, body: Record<string, unkn
         const r = obj(obj(json).Result);
         const items = Array.isArray(r.Items) ? r.Items : [];
         const total = typeof r.TotalCount === 'number' ? r.TotalCount : items.length;
-        return { items, total, pageSize: num(r.PageSize), body: json };
+        return { items, total, pageSize: num(r.PageSize) };
       },
       idOf: idOf('Id'),
     };
@@ -84,12 +84,18 @@ export async function paginate(
 ): Promise<void> {
   const { pager } = o;
   await walkPages(
-    { first: pager.first, pageSize: pager.pageSize, all: true },
+    {
+      first: pager.first,
+      pageSize: pager.pageSize,
+      all: true,
+      // A page of repeats (a server ignoring the page number) ends the walk unprinted.
+      onPage: (p) => print(p.body as string),
+    },
     async (page) => {
       const c = pager.call(page);
       const res = await client.request({ method: o.method, path: c.path, body: c.body, signal: o.signal });
-      print(res.text ?? '');
-      return pager.read(res.data);
+      // The page's body is the answer's text as received: what gw api prints.
+      return { ...pager.read(res.data), body: res.text ?? '' };
     },
     pager.idOf,
   );

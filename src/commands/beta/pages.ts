@@ -21,7 +21,13 @@ export interface Walk<T> {
  * counted (a total that grows while walking must not loop forever).
  */
 export async function walkPages<T>(
-  o: { first: number; pageSize: number | undefined; all: boolean },
+  o: {
+    first: number;
+    pageSize: number | undefined;
+    all: boolean;
+    /** Called with each page as it comes, except a page of repeats (gw api --paginate prints it). */
+    onPage?: (page: Page<T>) => void;
+  },
   fetch: (page: number) => Promise<Page<T>>,
   idOf: (item: T) => string,
 ): Promise<Walk<T>> {
@@ -36,7 +42,10 @@ export async function walkPages<T>(
     size ??= page.pageSize ?? got.length;
     const repeated = got.length > 0 && got.every((x) => seen.has(idOf(x)));
     for (const x of got) seen.add(idOf(x));
-    if (!repeated) items = items.concat(got);
+    if (!repeated) {
+      items = items.concat(got);
+      o.onPage?.(page);
+    }
     firstTotal ??= page.total;
     if (
       !o.all ||
