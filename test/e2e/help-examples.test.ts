@@ -66,6 +66,9 @@ const SKIP: Array<[RegExp, string]> = [
   [/^source <\(|> ~\/|\$\{fpath/, 'installs into the shell'],
   [/^gw probe --extended|^gw probe --model/, 'probes run in their own tests'],
   [/--every\b|--webhook https:/, 'watches run until stopped and post to a remote webhook'],
+  // "slower" is judged on one sample per cell, so on a loaded machine these exit 1 by the clock's luck; the
+  // baseline is tested with fixed latencies in probe-acceptance.test.ts.
+  [/--baseline\b/, 'compares latencies of two runs'],
 ];
 
 function examples(help: string): string[] {
@@ -121,7 +124,7 @@ describe('--help examples', () => {
     const errors = await import('node:fs').then((fs) => fs.readFileSync(join(work, 'err.txt'), 'utf8'));
     expect(failed, errors).toEqual([]);
     expect(r.stdout).toContain('done');
-    expect(skipped.length).toBeLessThan(16);
+    expect(skipped.length).toBeLessThan(18);
     if (server !== undefined) {
       await server.close();
       expect(server.stackTraces).toEqual([]);
