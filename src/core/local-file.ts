@@ -41,7 +41,8 @@ function tooLarge(flag: string, field: string, path: string, limit: number, size
   );
 }
 
-function unreadable(e: unknown, path: string, o: { flag: string; field: string }): UsageError {
+/** A local file that cannot be read: a UsageError naming the flag, the path and why (missing, no permission). */
+export function unreadable(e: unknown, path: string, o: { flag: string; field: string }): UsageError {
   const err = fsError(e, { path, action: 'read' });
   return new UsageError(`${o.flag}: ${err.message}`, { field: o.field, code: err.code, hint: err.hint });
 }
