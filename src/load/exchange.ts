@@ -29,8 +29,8 @@ import type { Prepared, TextApi } from './workload.js';
 
 /** What one request produced (times in ms). */
 export interface Outcome {
-  /** `video`: an item of `gw load --api video` (see video.ts). */
-  api: TextApi | 'video';
+  /** `video`: an item of `gw load --api video` (see video.ts); `images`: an image generation of a replay. */
+  api: TextApi | 'images' | 'video';
   stream: boolean;
   ok: boolean;
   /** HTTP status (0 when no answer came). */
@@ -388,6 +388,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
         return;
       }
       case 'embeddings':
+      case 'images':
         return;
     }
   }

@@ -6,6 +6,7 @@
  */
 import { UsageError } from '../core/errors.js';
 import { joinShards, parseShard } from '../core/shard.js';
+import { mergeGroups } from './groups.js';
 import { LatencyHistogram } from './histogram.js';
 import { METRICS, type Metric, type Second } from './recorder.js';
 import { kneeIndex } from './knee.js';
@@ -116,6 +117,8 @@ function mergeSteps(parts: StepReport[], sloText: string | undefined): StepRepor
     histograms,
     timeline,
   };
+  const groups = mergeGroups(parts.map((p) => p.by_api_model));
+  if (groups !== undefined) step.by_api_model = groups;
   const videos = parts.map((p) => p.video).filter((v): v is VideoFigures => v !== undefined);
   if (videos.length > 0) step.video = mergeVideo(videos);
   if (first.rate !== undefined) step.rate = sum((s) => s.rate ?? 0);

@@ -128,7 +128,7 @@ export class Recorder {
         tpot = (o.e2eMs - o.ttftMs) / (o.outputTokens - 1);
         this.hist.tpot.recordMs(tpot);
       }
-    } else if (o.api !== 'embeddings' && o.api !== 'video') this.usageMissing++;
+    } else if (o.api !== 'embeddings' && o.api !== 'video' && o.api !== 'images') this.usageMissing++;
     if (this.#meets(o, tpot)) this.good++;
   }
 

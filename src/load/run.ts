@@ -333,7 +333,7 @@ async function runSteps(
 }
 
 /** The client's error for the 401/403 that ended the run. */
-function authError(o: Outcome): GatewayError {
+export function authError(o: Outcome): GatewayError {
   const Cls = errorClassFor(o.status);
   return new Cls({
     status: o.status,

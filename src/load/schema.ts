@@ -89,6 +89,17 @@ const videoFiguresSchema = z.object({
   histograms: byMetric(VIDEO_METRICS, histogramSchema),
 });
 
+/** The figures of one api and model of a step (`gw load --replay`): counts, latency and schedule lag. */
+const apiModelSchema = z.object({
+  api: z.string(),
+  model: z.string(),
+  requests: count,
+  ok: count,
+  errors: count,
+  latency_ms: byMetric(['e2e', 'ttft', 'lag'] as const, summarySchema),
+  histograms: byMetric(['e2e', 'ttft', 'lag'] as const, histogramSchema),
+});
+
 /** One step of a run (a run without --sweep has one). */
 const stepReportSchema = z.object({
   label: z.string(),
@@ -135,6 +146,8 @@ const stepReportSchema = z.object({
   slo: z.object({ pass: z.boolean(), checks: z.array(sloCheckSchema) }).optional(),
   /** `--api video` only: the figures of the video tasks (requests/ok/errors above count the tasks). */
   video: videoFiguresSchema.optional(),
+  /** `--replay` only: the figures per api and model, keyed `<api> <model>`. */
+  by_api_model: z.record(z.string(), apiModelSchema).optional(),
 });
 
 const sweepPointSchema = z.object({ index: count, value: figure });
@@ -203,6 +216,7 @@ export const runReportSchema = z.object({
 
 export type SloCheck = z.infer<typeof sloCheckSchema>;
 export type VideoFigures = z.infer<typeof videoFiguresSchema>;
+export type ApiModelFigures = z.infer<typeof apiModelSchema>;
 export type StepReport = z.infer<typeof stepReportSchema>;
 export type SweepReport = z.infer<typeof sweepReportSchema>;
 export type RunReport = z.infer<typeof runReportSchema>;

@@ -21,12 +21,12 @@ import { performance } from 'node:perf_hooks';
 import type { GatewayClient } from '../client/gateway-client.js';
 import * as videos from '../client/resources/videos.js';
 import { estimateRequest, type Currency } from '../contract/estimate.js';
-import { isVideoSuccess } from '../contract/video.js';
+import { isVideoSuccess, type VideoCreateInput } from '../contract/video.js';
 import { UsageError } from '../core/errors.js';
 import type { Clock, Outcome } from './exchange.js';
 import { LatencyHistogram } from './histogram.js';
 import { Recorder } from './recorder.js';
-import { stepReport, videoFigures } from './report.js';
+import { stepReport, videoFigures, type VideoFacts } from './report.js';
 import { GW_VERSION } from './run.js';
 import { SCHEMA, VIDEO_METRICS, type RunReport, type VideoMetric } from './schema.js';
 
@@ -105,7 +105,7 @@ export function videoPricing(
 }
 
 /** The measurements of one video item. */
-interface Item {
+export interface VideoItem {
   ok: boolean;
   state?: string;
   code?: string;
@@ -124,9 +124,22 @@ function codeOf(e: unknown): string {
   return typeof x.name === 'string' ? x.name : 'error';
 }
 
-/** The state of one running video load test. */
-class VideoRun {
-  readonly rec = new Recorder();
+/** Where video tasks are sent and how they are followed (`--api video`, and the video lines of a replay). */
+export interface VideoTaskOptions {
+  client: GatewayClient;
+  clock: Clock;
+  signal: AbortSignal;
+  pollMs: number;
+  videoTimeoutMs: number;
+  onCreated?: ((v: CreatedVideo) => void) | undefined;
+  onFinished?: ((id: string, state: string) => void) | undefined;
+}
+
+/**
+ * Video tasks measured one by one: create, hand to onCreated, poll, download-and-discard; and what they add up
+ * to (the video histograms, states, ids, bytes). `record` counts an item in a step's recorder too.
+ */
+export class VideoTasks {
   readonly hist = Object.fromEntries(VIDEO_METRICS.map((m) => [m, new LatencyHistogram()])) as Record<
     VideoMetric,
     LatencyHistogram
@@ -134,8 +147,151 @@ class VideoRun {
   readonly states = new Map<string, number>();
   readonly ids: string[] = [];
   created = 0;
-  spent = 0;
   bytes = 0;
+
+  constructor(readonly o: VideoTaskOptions) {}
+
+  get signal(): AbortSignal {
+    return this.o.signal;
+  }
+
+  get clock(): Clock {
+    return this.o.clock;
+  }
+
+  /** Runs one item: create, hand to onCreated, poll, download-and-discard. */
+  async item(body: VideoCreateInput): Promise<VideoItem> {
+    const t0 = this.clock.now();
+    const item: VideoItem = { ok: false };
+    const created = await this.create(body, item, t0);
+    if (created === undefined) return item;
+    const state = await this.wait(created, item, t0);
+    if (state === undefined) return item;
+    item.state = state;
+    this.o.onFinished?.(created.id, state);
+    if (!isVideoSuccess(state)) {
+      item.code = `video_${state}`;
+      return item;
+    }
+    await this.download(created.id, item);
+    return item;
+  }
+
+  async create(
+    body: VideoCreateInput,
+    item: VideoItem,
+    t0: number,
+  ): Promise<{ id: string; state: string } | undefined> {
+    const { o } = this;
+    try {
+      const created = await videos.create(o.client, body, { signal: this.signal });
+      item.createMs = this.clock.now() - t0;
+      const { video_id: id, status: state } = created.data;
+      // Billed from here on: handed over before anything else, so a journal finds it whatever happens next.
+      o.onCreated?.({ id, model: body.model, requestId: created.requestId, state });
+      this.created++;
+      this.ids.push(id);
+      if (state !== 'queued') item.queueMs = item.createMs;
+      return { id, state };
+    } catch (e) {
+      item.code = codeOf(e);
+      item.completionMs = this.clock.now() - t0;
+      // The gateway answered with an error: nothing was created. Without an answer it may have been (in doubt).
+      const status = (e as { status?: unknown }).status;
+      item.refused = typeof status === 'number' && status > 0;
+      return undefined;
+    }
+  }
+
+  async wait(created: { id: string }, item: VideoItem, t0: number): Promise<string | undefined> {
+    try {
+      const done = await videos.wait(this.o.client, created.id, {
+        signal: this.signal,
+        timeoutMs: this.o.videoTimeoutMs,
+        initialMs: this.o.pollMs,
+        maxMs: this.o.pollMs,
+        random: () => 0.5,
+        onUpdate: (r) => {
+          if (item.queueMs === undefined && r.status !== 'queued') item.queueMs = this.clock.now() - t0;
+        },
+      });
+      item.completionMs = this.clock.now() - t0;
+      return done.data.status;
+    } catch (e) {
+      item.code = codeOf(e);
+      item.completionMs = this.clock.now() - t0;
+      return undefined;
+    }
+  }
+
+  async download(id: string, item: VideoItem): Promise<void> {
+    const d0 = this.clock.now();
+    try {
+      const res = await videos.content(this.o.client, id, { signal: this.signal });
+      let bytes = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) bytes += chunk.length;
+      item.downloadMs = this.clock.now() - d0;
+      item.bytes = bytes;
+      item.ok = true;
+    } catch (e) {
+      item.code = `download_${codeOf(e)}`;
+    }
+  }
+
+  /**
+   * Counts a finished item in the video histograms and returns its outcome (for the step's recorder). `startMs`
+   * is its start relative to the run's origin; `lagMs` how late its create left after its schedule (a replay),
+   * counted in its end-to-end time as the open loop counts it.
+   */
+  record(item: VideoItem, startMs: number, lagMs = 0): Outcome {
+    if (item.state !== undefined) this.states.set(item.state, (this.states.get(item.state) ?? 0) + 1);
+    const interrupted = this.signal.aborted && !item.ok && item.state === undefined;
+    const o: Outcome = {
+      api: 'video',
+      stream: false,
+      ok: item.ok,
+      status: item.createMs !== undefined ? 200 : 0,
+      startMs,
+      lagMs,
+      e2eMs: (item.completionMs ?? 0) + lagMs,
+      itlMs: [],
+      sent: true,
+      ...(item.code !== undefined ? { code: item.code } : {}),
+      ...(interrupted ? { cancelled: true } : {}),
+    };
+    if (interrupted) return o;
+    const hist = this.hist;
+    if (item.createMs !== undefined) hist.create.recordMs(item.createMs);
+    if (item.queueMs !== undefined) hist.queue_wait.recordMs(item.queueMs);
+    if (item.completionMs !== undefined && item.state !== undefined)
+      hist.completion.recordMs(item.completionMs);
+    if (item.downloadMs !== undefined && item.bytes !== undefined) {
+      hist.download.recordMs(item.downloadMs);
+      this.bytes += item.bytes;
+      // MB/s recorded as "ms": the histogram holds kB/s (values ×1000).
+      hist.download_mbps.recordMs(item.bytes / 1e6 / Math.max(1e-6, item.downloadMs / 1000));
+    }
+    return o;
+  }
+
+  /** The facts of the tasks so far (counts, states, ids, bytes) for a step's `video` figures. */
+  facts(): Pick<VideoFacts, 'created' | 'failed' | 'cancelled' | 'states' | 'ids' | 'download_bytes'> {
+    return {
+      created: this.created,
+      failed: this.states.get('failed') ?? 0,
+      cancelled: this.states.get('cancelled') ?? 0,
+      states: Object.fromEntries(this.states),
+      ids: this.ids,
+      download_bytes: this.bytes,
+    };
+  }
+}
+
+/** The state of one running video load test. */
+class VideoRun {
+  readonly rec = new Recorder();
+  readonly tasks: VideoTasks;
+  spent = 0;
   budgetStop = false;
   issued = 0;
   readonly origin: number;
@@ -148,6 +304,15 @@ class VideoRun {
     this.clock = o.clock ?? performance;
     this.signal = o.signal ?? new AbortController().signal;
     this.pricing = videoPricing(o.plan);
+    this.tasks = new VideoTasks({
+      client: o.client,
+      clock: this.clock,
+      signal: this.signal,
+      pollMs: o.plan.pollMs,
+      videoTimeoutMs: o.plan.videoTimeoutMs,
+      onCreated: o.onCreated,
+      onFinished: o.onFinished,
+    });
     this.origin = this.clock.now();
     this.rec.runOrigin = this.origin;
     this.rec.startedAt = this.origin;
@@ -167,6 +332,7 @@ class VideoRun {
   async worker(): Promise<void> {
     const cents = (x: number): number => Math.round(x * 100);
     const price = this.pricing.price.amount;
+    const { model, seconds, resolution } = this.plan;
     while (!this.signal.aborted && this.clock.now() < this.deadline) {
       const limit = this.requests;
       if (limit !== undefined && this.issued >= limit) return;
@@ -180,122 +346,10 @@ class VideoRun {
       this.rec.inFlight++;
       const prompt = this.plan.prompts[(this.issued - 1) % this.plan.prompts.length] as string;
       const startMs = this.clock.now() - this.origin;
-      const item = await this.item(prompt);
+      const item = await this.tasks.item({ model, prompt, seconds, resolution });
       this.rec.inFlight--;
       if (item.refused === true) this.spent -= price; // refused: not created, not billed
-      this.record(item, startMs);
-    }
-  }
-
-  /** Runs one item: create, hand to onCreated, poll, download-and-discard. */
-  async item(prompt: string): Promise<Item> {
-    const t0 = this.clock.now();
-    const item: Item = { ok: false };
-    const created = await this.create(prompt, item, t0);
-    if (created === undefined) return item;
-    const state = await this.wait(created, item, t0);
-    if (state === undefined) return item;
-    item.state = state;
-    this.o.onFinished?.(created.id, state);
-    if (!isVideoSuccess(state)) {
-      item.code = `video_${state}`;
-      return item;
-    }
-    await this.download(created.id, item);
-    return item;
-  }
-
-  async create(prompt: string, item: Item, t0: number): Promise<{ id: string; state: string } | undefined> {
-    const { plan, o } = this;
-    try {
-      const created = await videos.create(
-        o.client,
-        { model: plan.model, prompt, seconds: plan.seconds, resolution: plan.resolution },
-        { signal: this.signal },
-      );
-      item.createMs = this.clock.now() - t0;
-      const { video_id: id, status: state } = created.data;
-      // Billed from here on: handed over before anything else, so a journal finds it whatever happens next.
-      o.onCreated?.({ id, model: plan.model, requestId: created.requestId, state });
-      this.created++;
-      this.ids.push(id);
-      if (state !== 'queued') item.queueMs = item.createMs;
-      return { id, state };
-    } catch (e) {
-      item.code = codeOf(e);
-      item.completionMs = this.clock.now() - t0;
-      // The gateway answered with an error: nothing was created. Without an answer it may have been (in doubt).
-      const status = (e as { status?: unknown }).status;
-      item.refused = typeof status === 'number' && status > 0;
-      return undefined;
-    }
-  }
-
-  async wait(created: { id: string }, item: Item, t0: number): Promise<string | undefined> {
-    const { plan } = this;
-    try {
-      const done = await videos.wait(this.o.client, created.id, {
-        signal: this.signal,
-        timeoutMs: plan.videoTimeoutMs,
-        initialMs: plan.pollMs,
-        maxMs: plan.pollMs,
-        random: () => 0.5,
-        onUpdate: (r) => {
-          if (item.queueMs === undefined && r.status !== 'queued') item.queueMs = this.clock.now() - t0;
-        },
-      });
-      item.completionMs = this.clock.now() - t0;
-      return done.data.status;
-    } catch (e) {
-      item.code = codeOf(e);
-      item.completionMs = this.clock.now() - t0;
-      return undefined;
-    }
-  }
-
-  async download(id: string, item: Item): Promise<void> {
-    const d0 = this.clock.now();
-    try {
-      const res = await videos.content(this.o.client, id, { signal: this.signal });
-      let bytes = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) bytes += chunk.length;
-      item.downloadMs = this.clock.now() - d0;
-      item.bytes = bytes;
-      item.ok = true;
-    } catch (e) {
-      item.code = `download_${codeOf(e)}`;
-    }
-  }
-
-  /** Counts a finished item in the step and the video histograms. */
-  record(item: Item, startMs: number): void {
-    if (item.state !== undefined) this.states.set(item.state, (this.states.get(item.state) ?? 0) + 1);
-    const interrupted = this.signal.aborted && !item.ok && item.state === undefined;
-    const o: Outcome = {
-      api: 'video',
-      stream: false,
-      ok: item.ok,
-      status: item.createMs !== undefined ? 200 : 0,
-      startMs,
-      lagMs: 0,
-      e2eMs: item.completionMs ?? 0,
-      itlMs: [],
-      sent: true,
-      ...(item.code !== undefined ? { code: item.code } : {}),
-      ...(interrupted ? { cancelled: true } : {}),
-    };
-    this.rec.add(o);
-    if (interrupted) return;
-    const hist = this.hist;
-    if (item.createMs !== undefined) hist.create.recordMs(item.createMs);
-    if (item.queueMs !== undefined) hist.queue_wait.recordMs(item.queueMs);
-    if (item.completionMs !== undefined && item.state !== undefined)
-      hist.completion.recordMs(item.completionMs);
-    if (item.downloadMs !== undefined && item.bytes !== undefined) {
-      hist.download.recordMs(item.downloadMs);
-      this.bytes += item.bytes;
-      // MB/s recorded as "ms": the histogram holds kB/s (values ×1000).
-      hist.download_mbps.recordMs(item.bytes / 1e6 / Math.max(1e-6, item.downloadMs / 1000));
+      this.rec.add(this.tasks.record(item, startMs));
     }
   }
 
@@ -313,13 +367,8 @@ class VideoRun {
         model: plan.model,
         seconds: plan.seconds,
         resolution: plan.resolution,
-        created: this.created,
+        ...this.tasks.facts(),
         completed: step.ok,
-        failed: this.states.get('failed') ?? 0,
-        cancelled: this.states.get('cancelled') ?? 0,
-        states: Object.fromEntries(this.states),
-        ids: this.ids,
-        download_bytes: this.bytes,
         spend: {
           currency: pricing.price.currency,
           estimated: Math.round(this.spent * 100) / 100,
@@ -329,7 +378,7 @@ class VideoRun {
         },
         poll_interval_ms: plan.pollMs,
       },
-      this.hist,
+      this.tasks.hist,
     );
     const requests = this.requests;
     return {

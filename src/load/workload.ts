@@ -17,12 +17,13 @@ import { check } from '../contract/validate.js';
 export const TEXT_APIS = ['chat', 'responses', 'messages', 'embeddings'] as const;
 export type TextApi = (typeof TEXT_APIS)[number];
 
-/** Path of each api (appended to the base URL). */
-export const API_PATH: Record<TextApi, string> = {
+/** Path of each api (appended to the base URL); `images`: a replay's image generations. */
+export const API_PATH: Record<TextApi | 'images', string> = {
   chat: '/v1/chat/completions',
   responses: '/v1/responses',
   messages: '/v1/messages',
   embeddings: '/v1/embeddings',
+  images: '/v1/images/generations',
 };
 
 /** One prompt of the pool. */
@@ -32,9 +33,10 @@ export interface Prompt {
   maxTokens?: number;
 }
 
-/** A ready request: its api, whether it streams, and the serialised body (encoded once, sent many times). */
+/** A ready request: its api, model, whether it streams, and the serialised body (encoded once, sent many times). */
 export interface Prepared {
-  api: TextApi;
+  /** `images`: an image generation of a replay (never streamed). */
+  api: TextApi | 'images';
   model: string;
   stream: boolean;
   path: string;

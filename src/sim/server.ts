@@ -25,6 +25,8 @@ export interface LoggedRequest {
   headers: IncomingMessage['headers'];
   body: unknown;
   requestId: string;
+  /** When the request arrived (Unix ms, to the microsecond: the machine's one clock, comparable across processes). */
+  arrivedUnixMs?: number;
   status?: number;
   /** The W3C `traceparent` header as received (a client's trace and span ids: join its traces to this log). */
   traceparent?: string | undefined;
@@ -185,6 +187,7 @@ export class Sim {
       body,
       requestId,
       traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined,
+      arrivedUnixMs: Math.round((performance.timeOrigin + arrived) * 1000) / 1000,
     });
 
     const m = this.router.match(method, url.pathname);

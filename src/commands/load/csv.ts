@@ -22,6 +22,8 @@ export const CSV_HEAD = [
   'tpot_ms',
   'output_tokens',
   'lag_ms',
+  'model',
+  'session',
 ];
 
 const FORMULA = /^[=+\-@\t\r]/;
@@ -38,8 +40,8 @@ export function csvLine(cells: ReadonlyArray<string | number | undefined>): stri
     .join(',')}\n`;
 }
 
-/** The row of one request. */
-export function csvRow(step: string, o: Outcome): string {
+/** The row of one request (`session`: a replayed conversation's). */
+export function csvRow(step: string, o: Outcome & { session?: string | undefined }): string {
   const tpot =
     o.ok && o.ttftMs !== undefined && o.outputTokens !== undefined && o.outputTokens > 1
       ? (o.e2eMs - o.ttftMs) / (o.outputTokens - 1)
@@ -58,6 +60,8 @@ export function csvRow(step: string, o: Outcome): string {
     tpot,
     o.outputTokens,
     o.lagMs,
+    o.model,
+    o.session,
   ]);
 }
 
@@ -78,7 +82,7 @@ export class CsvFile {
     this.#stream.write(csvLine(CSV_HEAD));
   }
 
-  write(step: string, o: Outcome): void {
+  write(step: string, o: Outcome & { session?: string | undefined }): void {
     this.#stream.write(csvRow(step, o));
   }
 

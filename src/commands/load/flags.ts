@@ -228,6 +228,14 @@ const fields = {
     flag: '--remote-write <url>',
     help: 'push the figures to Prometheus remote write 1.0 every 5s and at the end (e.g. http://prometheus:9090/api/v1/write)',
   }),
+  replay: flag(z.string().optional(), {
+    flag: '--replay <trace.jsonl>',
+    help: 'send a recorded trace on its own clock, one request per line: {"t_ms", "api", "model", "body"?, "input_words"?, "max_tokens"?, "session"?} (see `gw load import`)',
+  }),
+  speed: flag(parsed((t) => positiveNumber('--speed', t, 1000)).optional(), {
+    flag: '--speed <x>',
+    help: '--replay: play the trace x times as fast (default 1; 2 = twice as fast, 0.5 = half)',
+  }),
 };
 
 /** The parsed flags of `gw load`. */
@@ -320,9 +328,41 @@ function videoRules(f: LoadFlags): void {
   });
 }
 
+/**
+ * The combinations of `--replay`: the trace names the apis, models and times, so the flags that shape a
+ * generated workload do not apply.
+ */
+function replayRules(f: LoadFlags): void {
+  const workload: Array<[keyof LoadFlags, string]> = [
+    ['model', '--model'],
+    ['api', '--api'],
+    ['mix', '--mix'],
+    ['concurrency', '--concurrency'],
+    ['rate', '--rate'],
+    ['arrival', '--arrival'],
+    ['duration', '--duration'],
+    ['requests', '--requests'],
+    ['sweep', '--sweep'],
+    ['warmup', '--warmup'],
+    ['rampUp', '--ramp-up'],
+    ['promptWords', '--prompt-words'],
+    ['prompts', '--prompts'],
+    ['stopOn', '--stop-on'],
+    ['seconds', '--seconds'],
+    ['resolution', '--resolution'],
+    ['seed', '--seed'],
+  ];
+  refuseAny(f, workload, 'does not apply to --replay (the trace gives each request its api, model and time)');
+  if (f.replay?.trim() === '') refuse('--replay', 'needs a file name');
+  if (f.tolerance !== undefined && f.baseline === undefined) refuse('--tolerance', 'needs --baseline');
+  if (f.out !== undefined && f.out === f.csv) refuse('--csv', 'must be another file than --out');
+}
+
 /** The flags of `gw load`: each value parsed, then the combinations checked. */
 export const loadFlags = z.object(fields).superRefine((f, ctx) => {
   try {
+    if (f.replay !== undefined) return replayRules(f);
+    if (f.speed !== undefined) refuse('--speed', "needs --replay (it scales a trace's clock)");
     if (f.model === undefined || f.model.trim() === '') refuse('--model', 'is required (see `gw models`)');
     if (f.api === 'video') videoRules(f);
     else textRules(f);

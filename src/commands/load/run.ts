@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
 import { ExitCode } from '../../core/errors.js';
 import { LOCAL_LIMITS, readLocalFile } from '../../core/local-file.js';
 import { minVideoSecondsFor } from '../../contract/video.js';
@@ -18,6 +19,7 @@ import { resolvePlan, type LoadPlanInput } from '../../load/plan.js';
 import { noSuccess } from '../../load/report.js';
 import type { RemoteWrite } from '../../load/remote-write.js';
 import type { RunReport } from '../../load/schema.js';
+import { runReplay, type TraceSummary } from '../../load/replay.js';
 import { runLoad } from '../../load/run.js';
 import {
   runVideoLoad,
@@ -75,6 +77,7 @@ async function prompts(ctx: Context, path: string | undefined): Promise<Prompt[]
 
 /** `gw load`. */
 export default async function load(ctx: Context, f: LoadFlags): Promise<number> {
+  if (f.replay !== undefined) return loadReplay(ctx, f, f.replay);
   return f.api === 'video' ? loadVideo(ctx, f) : loadText(ctx, f);
 }
 
@@ -145,6 +148,72 @@ async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
     await csv?.close();
   }
   await deliver(ctx, o, report);
+  return verdict(ctx, f, report, baseline);
+}
+
+/**
+ * `--replay`: the trace is checked whole before anything is sent (a bad line, a missing budget: exit 2), then
+ * sent on its own clock; its videos are journaled as `--api video` journals them.
+ */
+async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<number> {
+  const o = await outputs(ctx, f);
+  const baseline =
+    f.baseline !== undefined ? await readReport(f.baseline, '--baseline', ctx.signal) : undefined;
+  const csv =
+    f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
+  const live = new LiveLine(ctx.out, ctx.progress.enabled);
+  const journal = ctx.journal();
+  let client: GatewayClient | undefined;
+  let report: RunReport;
+  try {
+    report = await runReplay({
+      client: async (need) => (client = await ctx.client({ connections: need.connections })),
+      plan: {
+        path,
+        speed: f.speed,
+        stream: f.stream,
+        maxTokens: f.maxTokens,
+        connections: f.connections,
+        budgets: f.budget,
+        pollMs: f.pollInterval,
+        videoTimeoutMs: f.videoTimeout,
+        slo: f.slo,
+      },
+      signal: ctx.signal,
+      onChecked: (s) => ctx.out.note(replayNote(s, f.speed ?? 1)),
+      onProgress: (p) => live.update(p),
+      onRequest: csv !== undefined ? (x) => csv.write('replay', x) : undefined,
+      onCreated: (v) => {
+        ctx.recordCreated(client as GatewayClient, { kind: 'video', ...v });
+        ctx.out.note(`created ${v.id}`);
+      },
+      onFinished: (id, state) => journal.update('video', id, state),
+    });
+  } finally {
+    live.clear();
+    await csv?.close();
+  }
+  await deliver(ctx, o, report);
+  return verdict(ctx, f, report, baseline);
+}
+
+/** What the replay is about to send, once its trace was checked. */
+function replayNote(s: TraceSummary, speed: number): string {
+  const apis = Object.entries(s.apis)
+    .map(([api, n]) => `${api} ${n}`)
+    .join(', ');
+  const secs = s.lastMs / speed / 1000;
+  const part = s.mine !== s.lines ? ` (${s.mine} on this shard)` : '';
+  return `replay: ${s.lines} requests${part} over ${secs.toFixed(1)}s at speed ${speed} (${apis})`;
+}
+
+/** The exit code of a text run or a replay: its SLO, whether anything succeeded, the baseline. */
+async function verdict(
+  ctx: Context,
+  f: LoadFlags,
+  report: RunReport,
+  baseline: RunReport | undefined,
+): Promise<number> {
   let code: number = report.slo?.pass === false ? ExitCode.failure : ExitCode.ok;
   const none = report.interrupted ? undefined : noSuccess(report);
   if (none !== undefined) {

@@ -1,0 +1,160 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { RunReport } from '../../src/load/schema.js';
+import type { LoggedRequest } from '../../src/sim/server.js';
+import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
+import { apiRequests, useSim } from '../helpers/sim.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const CHAT = 'chat-3.7-plus';
+const turn = (text: string) => ({ messages: [{ role: 'user', content: text }], stream: true, max_tokens: 8 });
+
+/** A mixed trace: times in the trace's own clock (ms), played at --speed 2. */
+const TRACE = [
+  { t_ms: 0, api: 'chat', model: CHAT, input_words: 12, max_tokens: 4 },
+  { t_ms: 1000, api: 'messages', model: CHAT, max_tokens: 4 },
+  { t_ms: 2000, api: 'embeddings', model: 'text-embedding-v4', input_words: 5 },
+  { t_ms: 2400, api: 'chat', model: CHAT, session: 'conv-1', body: turn('turn one') },
+  // Due 20 ms (real) after turn one, whose answer takes at least 8 × 25 ms: it must wait for that answer.
+  { t_ms: 2440, api: 'chat', model: CHAT, session: 'conv-1', body: turn('turn two') },
+  { t_ms: 3000, api: 'video', model: 'clip-1.1-t2v' },
+  { t_ms: 4000, api: 'chat', model: CHAT, input_words: 3, max_tokens: 2 },
+];
+const SPEED = 2;
+/**
+ * How far an arrival may be from its scaled time, relative to the first line's arrival. The smallest scheduled
+ * gap between lines is 200 ms real; on a loaded 2-core machine (other suites running, the simulator in the test's
+ * own event loop) either process can be off the CPU for tens of milliseconds, and the first request opens its
+ * connection. 150 ms still fails a replay that ignores t_ms (every line at once: up to 2 s off) or --speed (each
+ * offset doubled: at least 500 ms off).
+ */
+const BOUND_MS = 150;
+
+function write(lines: unknown[]): string {
+  const path = join(tempDir('gw-replay-'), 'trace.jsonl');
+  writeFileSync(path, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+  return path;
+}
+
+const posts = (sim: { requests: LoggedRequest[] }): LoggedRequest[] =>
+  apiRequests(sim as never).filter((q) => q.method === 'POST');
+
+/** The line of the trace a logged request came from (by path, and by body for the chat lines). */
+function lineOf(q: LoggedRequest): number {
+  const body = JSON.stringify(q.body);
+  if (q.path === '/v1/messages') return 1;
+  if (q.path === '/v1/embeddings') return 2;
+  if (q.path === '/v1/videos') return 5;
+  if (body.includes('turn one')) return 3;
+  if (body.includes('turn two')) return 4;
+  return (q.body as { max_tokens?: number }).max_tokens === 4 ? 0 : 6;
+}
+
+describe('gw load --replay', () => {
+  it('sends each line at its scaled time, every api in one run, sessions in order', async () => {
+    const sim = await useSim({ timings: { streamDelayMs: 25 } });
+    const dir = tempDir('gw-replay-out-');
+    const csv = join(dir, 'requests.csv');
+    const path = write(TRACE);
+    const r = await spawnGw(
+      [
+        'load',
+        '--replay',
+        path,
+        '--speed',
+        String(SPEED),
+        '--budget',
+        '10CNY',
+        '--poll-interval',
+        '50ms',
+      ].concat(['--csv', csv, '--json']),
+      { env: { ...sim.env, ...isolatedDirs() } },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as RunReport;
+    const st = report.steps[0];
+    expect(st?.requests).toBe(7);
+    expect(st?.ok).toBe(7);
+    expect(Object.keys(st?.apis ?? {}).sort()).toEqual(['chat', 'embeddings', 'messages', 'video']);
+    expect(Object.keys(st?.by_api_model ?? {}).sort()).toEqual([
+      `chat ${CHAT}`,
+      `embeddings text-embedding-v4`,
+      `messages ${CHAT}`,
+      'video clip-1.1-t2v',
+    ]);
+    expect(st?.video?.created).toBe(1);
+    expect(st?.latency_ms.lag.count).toBe(7);
+    // Arrival stamps: each line's offset from the first is its t_ms / speed.
+    const sent = posts(sim);
+    expect(sent.map(lineOf).sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    const at = new Map(sent.map((q) => [lineOf(q), q.arrivedUnixMs as number]));
+    const first = at.get(0) as number;
+    for (const i of [1, 2, 3, 5, 6]) {
+      const expected = (TRACE[i] as { t_ms: number }).t_ms / SPEED;
+      expect(Math.abs((at.get(i) as number) - first - expected), `line ${i + 1}`).toBeLessThan(BOUND_MS);
+    }
+    // The session's second turn waited for the first one's whole answer (8 tokens, 25 ms apart).
+    expect((at.get(4) as number) - (at.get(3) as number)).toBeGreaterThanOrEqual(190);
+    // Its lag and latency count from the first turn's answer, not from its own (earlier) schedule.
+    const rows = readFileSync(csv, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','));
+    const conv = rows.filter((c) => c[14] === 'conv-1').sort((a, b) => Number(a[1]) - Number(b[1]));
+    expect(conv).toHaveLength(2);
+    const [one, two] = conv as [string[], string[]];
+    expect(Number(two[1])).toBeGreaterThanOrEqual(Number(one[1]) + Number(one[9]) - 1);
+    expect(Number(two[12])).toBeLessThan(BOUND_MS);
+  });
+
+  it('refuses a bad line naming its number and field, before anything is sent', async () => {
+    const sim = await useSim();
+    const path = write([TRACE[0], { t_ms: 10, api: 'chat', model: CHAT, max_tokens: 0 }]);
+    const r = await runGw(['load', '--replay', path], { env: { ...sim.env, ...isolatedDirs() } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('line 2: max_tokens');
+    expect(apiRequests(sim)).toEqual([]);
+  });
+
+  it('refuses a body the contract refuses, naming the line and the body field', async () => {
+    const sim = await useSim();
+    const path = write([{ t_ms: 0, api: 'chat', model: CHAT, body: { messages: 'hi' } }]);
+    const r = await runGw(['load', '--replay', path], { env: { ...sim.env, ...isolatedDirs() } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/line 1: body\.messages/);
+    expect(apiRequests(sim)).toEqual([]);
+  });
+
+  it('refuses lines out of time order, and a trace with videos but no --budget', async () => {
+    const sim = await useSim();
+    const env = { ...sim.env, ...isolatedDirs() };
+    const late = write([TRACE[0], { ...TRACE[1], t_ms: 500 }, { ...TRACE[2], t_ms: 400 }]);
+    const r1 = await runGw(['load', '--replay', late], { env });
+    expect(r1.exitCode).toBe(2);
+    expect(r1.stderr).toContain('line 3: t_ms: 400 is earlier than line 2');
+    const videos = write(TRACE);
+    const r2 = await runGw(['load', '--replay', videos], { env });
+    expect(r2.exitCode).toBe(2);
+    expect(r2.stderr).toContain('--budget: the trace has 1 video lines (the first on line 6)');
+    expect(apiRequests(sim)).toEqual([]);
+  });
+
+  it('refuses flags that shape a generated workload, and --speed without --replay', async () => {
+    const env = isolatedDirs();
+    const a = await runGw(['load', '--replay', 'x.jsonl', '-m', CHAT], { env });
+    expect(a.exitCode).toBe(2);
+    expect(a.stderr).toContain('--model: does not apply to --replay');
+    const b = await runGw(['load', '-m', CHAT, '--speed', '2'], { env });
+    expect(b.exitCode).toBe(2);
+    expect(b.stderr).toContain('--speed: needs --replay');
+    const sim = await useSim();
+    const c = await runGw(['load', '--replay', join(tempDir('gw-replay-'), 'missing.jsonl')], {
+      env: { ...env, ...sim.env },
+    });
+    expect(c.exitCode).toBe(2);
+    expect(c.stderr).toContain('--replay');
+    expect(apiRequests(sim)).toEqual([]);
+  });
+});
