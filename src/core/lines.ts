@@ -5,7 +5,7 @@
  * the file is dropped, and a last line without its newline is marked (a crash may have torn it).
  */
 import { isUtf8 } from 'node:buffer';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { InterruptedError, UsageError } from './errors.js';
@@ -114,15 +114,15 @@ export function isBad(l: Line | BadLine): l is BadLine {
 }
 
 /**
- * The lines of a regular file named by a flag (`gw load --replay`), streamed: one line in memory at a time, read
- * ahead by the stream's buffer only. A missing or unreadable file, a directory or anything but a regular file
- * (`regular` says why one is needed) is a UsageError naming the flag; Ctrl-C (`signal`) ends the read with an
- * InterruptedError.
+ * A regular file named by a flag (`gw load --replay`, `gw load import`), opened as a stream read ahead by its
+ * buffer only. A missing or unreadable file, a directory or anything but a regular file (`regular` says why one
+ * is needed) is a UsageError naming the flag; Ctrl-C (`signal`) destroys the stream with an InterruptedError.
+ * The caller destroys it when done (`release`).
  */
-export async function* readLocalLines(
+export async function openLocalStream(
   path: string,
   o: { flag: string; field: string; regular: string; signal?: AbortSignal | undefined },
-): AsyncGenerator<Line | BadLine> {
+): Promise<{ stream: ReadStream; release: () => void }> {
   let st;
   try {
     st = await stat(path);
@@ -133,17 +133,29 @@ export async function* readLocalLines(
     throw new UsageError(`${o.flag}: cannot read file "${path}": it is a directory`, { field: o.field });
   if (!st.isFile())
     throw new UsageError(`${o.flag}: "${path}" is not a regular file (${o.regular})`, { field: o.field });
-  const input = createReadStream(path, { highWaterMark: 256 * 1024 });
-  const stop = (): void => void input.destroy(new InterruptedError());
+  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  const stop = (): void => void stream.destroy(new InterruptedError());
   if (o.signal?.aborted === true) stop();
   else o.signal?.addEventListener('abort', stop, { once: true });
+  const release = (): void => {
+    o.signal?.removeEventListener('abort', stop);
+    stream.destroy();
+  };
+  return { stream, release };
+}
+
+/** The lines of a regular file named by a flag (openLocalStream), streamed: one line in memory at a time. */
+export async function* readLocalLines(
+  path: string,
+  o: { flag: string; field: string; regular: string; signal?: AbortSignal | undefined },
+): AsyncGenerator<Line | BadLine> {
+  const { stream, release } = await openLocalStream(path, o);
   try {
-    yield* readLines(input);
+    yield* readLines(stream);
   } catch (e) {
     if (e instanceof InterruptedError) throw e;
     throw unreadable(e, path, o);
   } finally {
-    o.signal?.removeEventListener('abort', stop);
-    input.destroy();
+    release();
   }
 }

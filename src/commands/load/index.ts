@@ -4,6 +4,7 @@ import { defineVerb, verbCommand } from '../../cli/verb.js';
 import { TIMING_GLOSSARY } from '../../load/glossary.js';
 import { loadFlags } from './flags.js';
 import { loadCompareVerb } from './compare.js';
+import { loadImportVerb } from './import.js';
 import { loadMergeVerb } from './merge.js';
 
 export { loadFlags } from './flags.js';
@@ -74,6 +75,22 @@ starts more than 1 s late runs its schedule from its own start and warns. Each r
 start_ms counts from the instant. gw load merge joins the shards into one histogram of all their requests. Not
 with --api video.
 
+Replay (--replay <trace.jsonl>): one request per line, {"t_ms", "api", "model", "body"?, "input_words"?,
+"max_tokens"?, "session"?}, in time order; api is chat, responses, messages, embeddings, images or video (alpha
+and beta tasks are not replayed). Each line is sent at t_ms / --speed after the replay's start, whatever the
+answers do; latency counts from that time and how late the request left is its schedule lag (per request in
+--csv, percentiles in the report, and the open loop's warning when the run fell behind). A body is sent whole
+(its model must be the line's), or synthesised from input_words (default 32) and max_tokens (default
+--max-tokens), streamed unless --no-stream. The file is checked whole before anything is sent: a line that is
+not JSON, breaks the line's schema or the contract, or whose t_ms is earlier than the line before (sort the file:
+a trace is in time order) is exit 2 naming the line and field. Then it is streamed, read ahead by at most 4096
+lines. Turns of a session go in order: a turn due while the previous one is in flight waits for its answer, and
+its lag counts from that answer. Video lines are created, followed and downloaded as --api video does and need
+--budget: no create is sent once the list price of the videos created plus one would pass it (the rest are
+counted as not sent). The report has the usual figures, and per api and model (by_api_model). --connections caps
+the requests in flight (default 4096). gw load import turns a --csv of an earlier run or a Mooncake trace into a
+trace.
+
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
 
@@ -91,6 +108,7 @@ Exit codes: 0 ok · 1 SLO missed, baseline regressed, or no request succeeded ·
     `gw load -m chat-3.7-plus --sweep concurrency=1,2,4,8,16,32 --duration 20s --stop-on saturation`,
     `gw load merge a.json b.json --out all.json && gw load compare base.json all.json --tolerance 5%`,
     `gw load -m chat-3.7-plus --rate 300 --duration 1m --shard auto --start-at "$START_AT" --out "run-$SLURM_ARRAY_TASK_ID.json"`,
+    `gw load --replay trace.jsonl --speed 2 --budget 20CNY --csv requests.csv`,
   ],
   handler: () => import('./run.js'),
 });
@@ -99,5 +117,6 @@ Exit codes: 0 ok · 1 SLO missed, baseline regressed, or no request succeeded ·
 export default function loadCommand(rt: Runtime): Command {
   return verbCommand(loadVerb, rt)
     .addCommand(verbCommand(loadMergeVerb, rt))
-    .addCommand(verbCommand(loadCompareVerb, rt));
+    .addCommand(verbCommand(loadCompareVerb, rt))
+    .addCommand(verbCommand(loadImportVerb, rt));
 }
