@@ -21,6 +21,7 @@ import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js
 import type { Currency } from '../contract/estimate.js';
 import type { VideoCreateInput } from '../contract/video.js';
 import { UsageError } from '../core/errors.js';
+import { runId, type Shard } from '../core/shard.js';
 import { badLineRule, isBad, readLocalLines, type Line } from '../core/lines.js';
 import { exchange, Flight, type Clock, type Outcome, type Sendable, type Target } from './exchange.js';
 import { parseExpr, perRequestTerms, type Expr } from './expr.js';
@@ -29,7 +30,7 @@ import { DEFAULTS } from './plan.js';
 import { Recorder } from './recorder.js';
 import { stepReport, videoFigures } from './report.js';
 import type { LoadProgress } from './run.js';
-import { authError, behindWarning, GW_VERSION } from './run.js';
+import { authError, behindWarning, GW_VERSION, lateStartWarning, preflight, untilInstant } from './run.js';
 import { SCHEMA, type RunReport } from './schema.js';
 import {
   lineError,
@@ -65,8 +66,11 @@ export interface ReplayPlan {
   pollMs?: number | undefined;
   videoTimeoutMs?: number | undefined;
   /** This machine's part: every turn of a session on one shard, other lines by index. */
-  shard?: { k: number; n: number } | undefined;
-  /** Clock time (performance.now() scale) at which t_ms = 0 falls (default: when the run starts). */
+  shard?: Shard | undefined;
+  /**
+   * Unix time (ms) at which t_ms = 0 falls (default: when the run starts): shards given one instant replay one
+   * clock. The report records how late this machine started.
+   */
   startAt?: number | undefined;
   slo?: Expr | string | undefined;
 }
@@ -81,8 +85,13 @@ export interface TraceSummary {
   digest: string;
   /** t_ms of the last line. */
   lastMs: number;
-  /** This shard's videos: how many, their list price per currency. */
+  /**
+   * Videos: how many on this shard, the first line of one, their list price per currency (this shard's), and the
+   * models of the whole trace's (every shard's report names the same).
+   */
   videos: { count: number; firstLine: number | undefined; spend: Map<string, number>; models: string[] };
+  /** True when the whole trace has a video line (every shard's report then has video figures). */
+  hasVideo: boolean;
 }
 
 /** A finished request of the replay, with its line. */
@@ -147,6 +156,7 @@ export async function checkTrace(
     digest: '',
     lastMs: 0,
     videos: { count: 0, firstLine: undefined, spend: new Map(), models: [] },
+    hasVideo: false,
   };
   const models = new Set<string>();
   let prev: { t: number; lineNo: number } | undefined;
@@ -164,20 +174,25 @@ export async function checkTrace(
     prev = { t: item.tMs, lineNo: l.lineNo };
     s.lines++;
     s.apis[item.api] = (s.apis[item.api] ?? 0) + 1;
+    if (item.api === 'video') {
+      models.add(item.model);
+      s.videos.firstLine ??= item.lineNo;
+    }
     if (plan.shard !== undefined && traceShard(item.session, l.index, plan.shard.n) !== plan.shard.k)
       continue;
     s.mine++;
-    if (item.api === 'video') addVideo(s, item, models, plan.path);
+    if (item.api === 'video') addVideo(s, item, plan.path);
   }
   if (s.lines === 0) throw new UsageError(`--replay: ${plan.path} holds no request`, { field: '--replay' });
   s.lastMs = prev?.t ?? 0;
   s.digest = hash.digest('hex');
   s.videos.models = [...models].sort();
+  s.hasVideo = models.size > 0;
   checkBudget(s, plan.budgets);
   return s;
 }
 
-function addVideo(s: TraceSummary, item: TraceItem, models: Set<string>, path: string): void {
+function addVideo(s: TraceSummary, item: TraceItem, path: string): void {
   const price = videoPrice(item);
   if (!price.ok)
     throw lineError(
@@ -187,20 +202,18 @@ function addVideo(s: TraceSummary, item: TraceItem, models: Set<string>, path: s
       `cannot be priced, so --budget cannot be kept (${price.reason})`,
     );
   s.videos.count++;
-  s.videos.firstLine ??= item.lineNo;
   s.videos.spend.set(price.currency, (s.videos.spend.get(price.currency) ?? 0) + price.amount);
-  models.add(item.model);
 }
 
 /** A trace with videos needs a budget in their currency. */
 function checkBudget(s: TraceSummary, budgets: ReadonlyMap<Currency, number> | undefined): void {
-  if (s.videos.count === 0) return;
+  if (!s.hasVideo) return;
   const refuse = (rule: string): never => {
     throw new UsageError(`--budget: ${rule}`, { field: '--budget' });
   };
   if (budgets === undefined) {
     return refuse(
-      `the trace has ${s.videos.count} video lines (the first on line ${s.videos.firstLine}): they create paid tasks, so --replay needs --budget (e.g. --budget 50CNY)`,
+      `the trace has ${s.apis.video ?? 0} video lines (the first on line ${s.videos.firstLine}): they create paid tasks, so --replay needs --budget (e.g. --budget 50CNY)`,
     );
   }
   for (const currency of s.videos.spend.keys()) {
@@ -237,6 +250,24 @@ export async function runReplay(o: ReplayOptions): Promise<RunReport> {
   return run.report();
 }
 
+/**
+ * Where t_ms = 0 falls, once the first lines are read: a `GET /v1/models` first (a refused token ends the run
+ * before the trace's clock starts; the first line finds its connection open), then --start-at's instant when
+ * given (a run that started more than a second after it replays from its own start: run.ts untilInstant).
+ */
+async function originOf(
+  client: GatewayClient,
+  clock: Clock & { timeOrigin: number },
+  startAt: number | undefined,
+  signal: AbortSignal,
+): Promise<{ origin: number; lateMs: number | undefined }> {
+  await preflight(client, signal);
+  if (startAt === undefined) return { origin: clock.now(), lateMs: undefined };
+  const at = startAt - clock.timeOrigin;
+  const start = await untilInstant(at, clock, signal);
+  return { origin: start.anchored ? at : clock.now(), lateMs: start.lateMs };
+}
+
 /** Where the reader stands: the window of lines read ahead, and the reader itself. */
 interface Window {
   items: TraceItem[];
@@ -271,6 +302,8 @@ class ReplayRun {
   #finish: (() => void) | undefined;
   #failure: unknown;
   origin = 0;
+  /** How late the run started after --start-at. */
+  lateMs: number | undefined;
   /** Video spend so far, per currency; video lines not sent because they would have passed the budget. */
   readonly spent = new Map<string, number>();
   budgetSkipped = 0;
@@ -319,8 +352,9 @@ class ReplayRun {
 
   async run(): Promise<void> {
     await this.#fill();
-    const plan = this.o.plan;
-    this.origin = plan.startAt ?? this.clock.now();
+    const start = await originOf(this.client, this.clock, this.o.plan.startAt, this.signal);
+    this.origin = start.origin;
+    this.lateMs = start.lateMs;
     this.rec.runOrigin = this.origin;
     this.rec.startedAt = this.origin;
     const ticker = setInterval(() => this.o.onProgress?.(this.#progress()), 250);
@@ -536,12 +570,22 @@ function sizeOf(item: TraceItem): number {
   return Buffer.isBuffer(item.body) ? item.body.length : 1024;
 }
 
+/**
+ * The run's identity (core/shard.ts runId): a digest of what every shard is given (the gateway, the settings, the
+ * trace's bytes, the --start-at instant) and the shard count; `gw load merge` joins only shards of one run.
+ */
+function replayRun(r: ReplayRun, config: Record<string, unknown>): string {
+  const plan = r.o.plan;
+  const input = JSON.stringify({ target: r.client.baseUrl, config, start_at: plan.startAt ?? null });
+  return runId(createHash('sha256').update(input).digest('hex'), plan.shard?.n ?? 1);
+}
+
 /** The report of a replay: one open-loop step labelled `replay`, its figures per api and model, its videos. */
 function replayReport(r: ReplayRun): RunReport {
   const plan = r.o.plan;
   const step = stepReport(r.rec, { label: 'replay', mode: 'open' }, r.slo);
   step.by_api_model = r.groups.report();
-  if (r.summary.videos.count > 0) {
+  if (r.summary.hasVideo) {
     const currency = [...r.summary.videos.spend.keys()][0] ?? 'CNY';
     const spent = r.spent.get(currency) ?? 0;
     step.video = videoFigures(
@@ -564,6 +608,8 @@ function replayReport(r: ReplayRun): RunReport {
     );
   }
   const warnings: string[] = [];
+  const late = lateStartWarning(r.lateMs);
+  if (late !== undefined) warnings.push(late);
   if (step.schedule.behind) warnings.push(behindWarning(step, r.rec.peakInFlight, 1));
   if (step.usage_missing > 0)
     warnings.push(
@@ -593,6 +639,10 @@ function replayReport(r: ReplayRun): RunReport {
     target: r.client.baseUrl,
     machines: 1,
     origin_unix_ms: Math.round((r.clock.timeOrigin + r.origin) * 1000) / 1000,
+    ...(plan.shard !== undefined
+      ? { shard: { shard: `${plan.shard.k}/${plan.shard.n}`, run: replayRun(r, config) } }
+      : {}),
+    ...(plan.startAt !== undefined ? { start_at: { unix_ms: plan.startAt, late_ms: r.lateMs ?? 0 } } : {}),
     config,
     interrupted: r.interrupted,
     stopped: null,

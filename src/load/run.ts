@@ -140,7 +140,7 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
  * send path run once, instead of paying for both (15 to 35 ms on a loaded 2-core machine, measured against the
  * simulator's arrival stamps; 1 to 8 ms after it). Any other failure is the run's to meet.
  */
-async function preflight(client: GatewayClient, signal: AbortSignal): Promise<void> {
+export async function preflight(client: GatewayClient, signal: AbortSignal): Promise<void> {
   try {
     await listModels(client, { signal });
   } catch (e) {
@@ -157,7 +157,7 @@ const START_SLACK_MS = 1000;
  * run started more than START_SLACK_MS after it (queued too long by its scheduler) runs its schedule from its own
  * start instead, else its first arrivals would all be due at once (and a --duration could be over before it).
  */
-async function untilInstant(
+export async function untilInstant(
   at: number,
   clock: Clock,
   signal: AbortSignal,
@@ -440,11 +440,8 @@ function buildReport(
         : steps.every((st) => st.slo?.pass === true);
   const config = configOf(plan, meta.timeoutMs);
   const warnings = warningsOf(plan, run, meta.openFiles);
-  if (meta.lateMs !== undefined && meta.lateMs > START_SLACK_MS) {
-    warnings.push(
-      `started ${(meta.lateMs / 1000).toFixed(1)}s after --start-at: this machine ran its schedule from its own start`,
-    );
-  }
+  const late = lateStartWarning(meta.lateMs);
+  if (late !== undefined) warnings.push(late);
   return {
     schema: SCHEMA,
     created_at: new Date().toISOString(),
@@ -465,6 +462,12 @@ function buildReport(
     slo: plan.slo !== undefined ? { expr: plan.slo.text, pass: sloPass } : null,
     glossary: TIMING_GLOSSARY,
   };
+}
+
+/** The warning of a run that started too late after --start-at to keep to it, if it did. */
+export function lateStartWarning(lateMs: number | undefined): string | undefined {
+  if (lateMs === undefined || lateMs <= START_SLACK_MS) return undefined;
+  return `started ${(lateMs / 1000).toFixed(1)}s after --start-at: this machine ran its schedule from its own start`;
 }
 
 /**

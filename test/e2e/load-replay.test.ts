@@ -158,3 +158,73 @@ describe('gw load --replay', () => {
     expect(apiRequests(sim)).toEqual([]);
   });
 });
+
+describe('gw load --replay --shard', () => {
+  it('splits a trace by session over shards that start together, and merges them exactly', async () => {
+    const sim = await useSim({ timings: { streamDelayMs: 5 } });
+    const lines = [
+      ...[0, 1, 2, 3].map((i) => ({
+        t_ms: 100 * i,
+        api: 'chat',
+        model: CHAT,
+        session: `s${i % 2}`,
+        max_tokens: 3,
+      })),
+      ...[0, 1, 2, 3, 4, 5].map((i) => ({
+        t_ms: 50 + 100 * i,
+        api: 'embeddings',
+        model: 'text-embedding-v4',
+      })),
+    ].sort((a, b) => a.t_ms - b.t_ms);
+    const path = write(lines);
+    const dir = tempDir('gw-replay-shards-');
+    // Lead time for two gw processes to start and check the trace on a loaded machine.
+    const at = Date.now() + 4000;
+    const runs = await Promise.all(
+      [1, 2].map((k) =>
+        spawnGw(
+          ['load', '--replay', path, '--shard', `${k}/2`, '--start-at', String(at), '--json'].concat([
+            '--out',
+            join(dir, `r${k}.json`),
+            '--csv',
+            join(dir, `r${k}.csv`),
+          ]),
+          { env: { ...sim.env, ...isolatedDirs() } },
+        ),
+      ),
+    );
+    for (const r of runs) expect(r.exitCode, r.stderr).toBe(0);
+    const reports = runs.map((r) => JSON.parse(r.stdout) as RunReport);
+    expect(reports.map((r) => r.shard?.shard)).toEqual(['1/2', '2/2']);
+    expect(reports[0]?.shard?.run).toBe(reports[1]?.shard?.run);
+    // Every line sent once, by one shard; a session's turns all by the same one.
+    const sessions = [1, 2].map((k) => {
+      const rows = readFileSync(join(dir, `r${k}.csv`), 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1);
+      return new Set(rows.map((l) => l.split(',')[14]).filter((s) => s !== ''));
+    });
+    expect([...(sessions[0] ?? [])].filter((s) => sessions[1]?.has(s))).toEqual([]);
+    const posts = apiRequests(sim).filter((q) => q.method === 'POST');
+    expect(posts).toHaveLength(lines.length);
+    expect(reports.reduce((n, r) => n + (r.steps[0]?.requests ?? 0), 0)).toBe(lines.length);
+    // Both shards keep one clock: each request arrived near the instant plus its t_ms.
+    const sorted = posts.map((q) => (q.arrivedUnixMs as number) - at).sort((a, b) => a - b);
+    sorted.forEach((offset, i) =>
+      expect(Math.abs(offset - (lines[i]?.t_ms ?? 0)), `request ${i}`).toBeLessThan(BOUND_MS),
+    );
+    // The merge equals one run of all the requests.
+    const merged = await runGw(['load', 'merge', join(dir, 'r1.json'), join(dir, 'r2.json'), '--json'], {
+      env: isolatedDirs(),
+    });
+    expect(merged.exitCode, merged.stderr).toBe(0);
+    const m = JSON.parse(merged.stdout) as RunReport;
+    const st = m.steps[0];
+    expect(st?.requests).toBe(lines.length);
+    expect(st?.latency_ms.lag.count).toBe(lines.length);
+    expect(st?.by_api_model?.[`chat ${CHAT}`]?.requests).toBe(4);
+    expect(st?.by_api_model?.['embeddings text-embedding-v4']?.requests).toBe(6);
+    expect(st?.by_api_model?.[`chat ${CHAT}`]?.latency_ms.e2e.count).toBe(4);
+  });
+});

@@ -163,6 +163,9 @@ async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<num
     f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
   const live = new LiveLine(ctx.out, ctx.progress.enabled);
   const journal = ctx.journal();
+  const shard = resolveShard(f.shard, ctx.io.env);
+  if (shard !== undefined && shard.source !== '--shard')
+    ctx.out.note(`shard ${shard.k}/${shard.n} from ${shard.source}`);
   let client: GatewayClient | undefined;
   let report: RunReport;
   try {
@@ -178,6 +181,8 @@ async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<num
         pollMs: f.pollInterval,
         videoTimeoutMs: f.videoTimeout,
         slo: f.slo,
+        shard: shard !== undefined ? { k: shard.k, n: shard.n } : undefined,
+        startAt: f.startAt,
       },
       signal: ctx.signal,
       onChecked: (s) => ctx.out.note(replayNote(s, f.speed ?? 1)),
