@@ -2,8 +2,9 @@
 // interleaved runs, min and max shown), with its target. Never a pass/fail timing in the test suite: this
 // prints, and exits 0 even when a figure misses (exit 1 only when a measurement could not be made).
 //
-//   npm run bench                 all figures (about 8 minutes on 2 cores, 2 of them probe-models)
-//   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load, telemetry, shards
+//   npm run bench                 all figures (about 16 minutes on 2 cores, 2 of them probe-models, 8 replay)
+//   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load,
+//                                 replay, telemetry, shards
 //   npm run bench -- --markdown   also print the README table
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -18,6 +19,7 @@ const SECTIONS = {
   probe: async () => (await import('./probe.mjs')).probe(),
   batch: async () => (await import('./batch.mjs')).batch(),
   load: async () => (await import('./load.mjs')).load(),
+  replay: async () => (await import('./replay.mjs')).replayBench(),
   'probe-models': async () => (await import('./probe-models.mjs')).probeModels(),
   telemetry: async () => (await import('./telemetry.mjs')).telemetry(),
   'probe-soak': async () => (await import('./probe-soak.mjs')).probeSoak(),
