@@ -29,7 +29,7 @@ import { ApiModelGroups } from './groups.js';
 import { DEFAULTS } from './plan.js';
 import { Recorder } from './recorder.js';
 import { stepReport, videoFigures } from './report.js';
-import type { LoadProgress } from './run.js';
+import type { LoadOptions, LoadProgress } from './run.js';
 import { authError, behindWarning, GW_VERSION, lateStartWarning, preflight, untilInstant } from './run.js';
 import { SCHEMA, type RunReport } from './schema.js';
 import {
@@ -102,13 +102,12 @@ export interface ReplayOutcome extends Outcome {
   session: string | undefined;
 }
 
-/** The options of `runReplay`. */
-export interface ReplayOptions {
-  client: GatewayClient | ((need: { connections: number }) => GatewayClient | Promise<GatewayClient>);
+/**
+ * The options of `runReplay`: those of `runLoad` (the client or a factory asked for `connections`, the signal, the
+ * clock, the live figures), the replay's plan and its own sinks.
+ */
+export interface ReplayOptions extends Pick<LoadOptions, 'client' | 'signal' | 'clock' | 'onProgress'> {
   plan: ReplayPlan;
-  signal?: AbortSignal | undefined;
-  clock?: (Clock & { timeOrigin: number }) | undefined;
-  onProgress?: ((p: LoadProgress) => void) | undefined;
   /** The trace was checked: nothing has been sent yet. */
   onChecked?: ((s: TraceSummary) => void) | undefined;
   onRequest?: ((o: ReplayOutcome) => void) | undefined;
