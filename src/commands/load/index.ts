@@ -88,8 +88,10 @@ lines. Turns of a session go in order: a turn due while the previous one is in f
 its lag counts from that answer. Video lines are created, followed and downloaded as --api video does and need
 --budget: no create is sent once the list price of the videos created plus one would pass it (the rest are
 counted as not sent). The report has the usual figures, and per api and model (by_api_model). --connections caps
-the requests in flight (default 4096). gw load import turns a --csv of an earlier run or a Mooncake trace into a
-trace.
+the requests in flight (default 4096). Before the trace's clock starts, a GET /v1/models checks the token and
+opens a connection. --shard k/n splits the trace by session (every turn of a session on one shard, other lines by
+their index), --start-at puts t_ms 0 at one instant on every shard, and gw load merge joins the shards' reports.
+gw load import turns a --csv of an earlier run or a Mooncake trace into a trace.
 
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
