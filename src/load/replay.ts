@@ -30,7 +30,15 @@ import { DEFAULTS } from './plan.js';
 import { Recorder } from './recorder.js';
 import { stepReport, videoFigures } from './report.js';
 import type { LoadOptions, LoadProgress } from './run.js';
-import { authError, behindWarning, GW_VERSION, lateStartWarning, preflight, untilInstant } from './run.js';
+import {
+  authError,
+  behindWarning,
+  GW_VERSION,
+  lateStartWarning,
+  preflight,
+  spans,
+  untilInstant,
+} from './run.js';
 import { SCHEMA, type RunReport } from './schema.js';
 import {
   lineError,
@@ -104,9 +112,12 @@ export interface ReplayOutcome extends Outcome {
 
 /**
  * The options of `runReplay`: those of `runLoad` (the client or a factory asked for `connections`, the signal, the
- * clock, the live figures), the replay's plan and its own sinks.
+ * clock, the live figures, each request's span for --otlp), the replay's plan and its own sinks.
  */
-export interface ReplayOptions extends Pick<LoadOptions, 'client' | 'signal' | 'clock' | 'onProgress'> {
+export interface ReplayOptions extends Pick<
+  LoadOptions,
+  'client' | 'signal' | 'clock' | 'onProgress' | 'onSpan'
+> {
   plan: ReplayPlan;
   /** The trace was checked: nothing has been sent yet. */
   onChecked?: ((s: TraceSummary) => void) | undefined;
@@ -303,6 +314,8 @@ class ReplayRun {
   #finish: (() => void) | undefined;
   #failure: unknown;
   origin = 0;
+  /** Each request's span (--otlp), once the origin is known. */
+  #span: ((o: Outcome) => void) | undefined;
   /** How late the run started after --start-at. */
   lateMs: number | undefined;
   /** Video spend so far, per currency; video lines not sent because they would have passed the budget. */
@@ -356,6 +369,9 @@ class ReplayRun {
     const start = await originOf(this.client, this.clock, this.o.plan.startAt, this.signal);
     this.origin = start.origin;
     this.lateMs = start.lateMs;
+    const onSpan = this.o.onSpan;
+    if (onSpan !== undefined)
+      this.#span = spans(this.client.origin, this.clock.timeOrigin + this.origin, onSpan);
     this.rec.runOrigin = this.origin;
     this.rec.startedAt = this.origin;
     const ticker = setInterval(() => this.o.onProgress?.(this.#progress()), 250);
@@ -518,6 +534,7 @@ class ReplayRun {
   #settled(item: TraceItem, o: Outcome): void {
     this.#inFlight--;
     this.rec.inFlight--;
+    this.#span?.(o);
     this.rec.add(o);
     this.groups.add(o, item.model);
     if ((o.status === 401 || o.status === 403) && this.authFailure === undefined) {

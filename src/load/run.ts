@@ -171,7 +171,11 @@ export async function untilInstant(
 }
 
 /** Each request's outcome as its span (a request that was never sent has no span). */
-function spans(origin: string, originUnixMs: number, sink: (s: RequestSpan) => void): (o: Outcome) => void {
+export function spans(
+  origin: string,
+  originUnixMs: number,
+  sink: (s: RequestSpan) => void,
+): (o: Outcome) => void {
   return (o) => {
     if (o.spanId === undefined || o.traceId === undefined || o.api === 'video') return;
     sink({

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/load/schema.js';
 import type { LoggedRequest } from '../../src/sim/server.js';
 import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
+import { startOtlpReceiver } from '../helpers/otlp.js';
 import { apiRequests, useSim } from '../helpers/sim.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -227,4 +228,24 @@ describe('gw load --replay --shard', () => {
     expect(st?.by_api_model?.['embeddings text-embedding-v4']?.requests).toBe(6);
     expect(st?.by_api_model?.[`chat ${CHAT}`]?.latency_ms.e2e.count).toBe(4);
   });
+});
+
+describe('gw load --replay --otlp', () => {
+  it('exports a span per replayed request, with the ids the gateway saw', async () => {
+    const sim = await useSim();
+    const otlp = await startOtlpReceiver();
+    const path = write([TRACE[0], TRACE[1], TRACE[2], TRACE[6]]);
+    const r = await spawnGw(['load', '--replay', path, '--speed', '20', '--json', '--otlp', otlp.url], {
+      env: { ...sim.env, ...isolatedDirs() },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sent = posts(sim);
+    expect(sent).toHaveLength(4);
+    // Each replayed request is a span with the ids the gateway saw (the GET /v1/models before the clock is one too).
+    const exported = new Set(otlp.spans.map((s) => s.spanId));
+    const ids = sent.map((q) => /^00-[0-9a-f]{32}-([0-9a-f]{16})-01$/.exec(q.traceparent ?? '')?.[1] ?? '');
+    for (const id of ids) expect(exported.has(id), id).toBe(true);
+    const paths = otlp.spans.map((s) => s.attributes['url.path']);
+    for (const p of ['/v1/chat/completions', '/v1/messages', '/v1/embeddings']) expect(paths).toContain(p);
+  }, 60_000);
 });

@@ -166,6 +166,8 @@ async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<num
   const shard = resolveShard(f.shard, ctx.io.env);
   if (shard !== undefined && shard.source !== '--shard')
     ctx.out.note(`shard ${shard.k}/${shard.n} from ${shard.source}`);
+  const onSpan = await startOtlp(ctx, f.otlp);
+  const rw = f.remoteWrite !== undefined ? await remoteWrite(ctx, f.remoteWrite) : undefined;
   let client: GatewayClient | undefined;
   let report: RunReport;
   try {
@@ -186,8 +188,18 @@ async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<num
       },
       signal: ctx.signal,
       onChecked: (s) => ctx.out.note(replayNote(s, f.speed ?? 1)),
-      onProgress: (p) => live.update(p),
-      onRequest: csv !== undefined ? (x) => csv.write('replay', x) : undefined,
+      onProgress: (p) => {
+        live.update(p);
+        rw?.progress(p.inFlight);
+      },
+      onRequest:
+        csv !== undefined || rw !== undefined
+          ? (x) => {
+              csv?.write('replay', x);
+              rw?.request('replay', x);
+            }
+          : undefined,
+      onSpan,
       onCreated: (v) => {
         ctx.recordCreated(client as GatewayClient, { kind: 'video', ...v });
         ctx.out.note(`created ${v.id}`);
