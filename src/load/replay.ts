@@ -29,13 +29,14 @@ import { ApiModelGroups } from './groups.js';
 import { DEFAULTS } from './plan.js';
 import { Recorder } from './recorder.js';
 import { stepReport, videoFigures } from './report.js';
-import type { LoadOptions, LoadProgress } from './run.js';
+import type { LoadOptions } from './run.js';
 import {
   authError,
   behindWarning,
   GW_VERSION,
   lateStartWarning,
   preflight,
+  progress,
   spans,
   untilInstant,
 } from './run.js';
@@ -374,7 +375,10 @@ class ReplayRun {
       this.#span = spans(this.client.origin, this.clock.timeOrigin + this.origin, onSpan);
     this.rec.runOrigin = this.origin;
     this.rec.startedAt = this.origin;
-    const ticker = setInterval(() => this.o.onProgress?.(this.#progress()), 250);
+    const ticker = setInterval(
+      () => this.o.onProgress?.(progress('replay', false, this.rec, this.clock.now())),
+      250,
+    );
     const stop = (): void => this.#stop();
     try {
       await new Promise<void>((resolve) => {
@@ -392,20 +396,6 @@ class ReplayRun {
     this.rec.endedAt = this.clock.now();
     if (this.#failure !== undefined) throw this.#failure;
     if (this.authFailure !== undefined) throw authError(this.authFailure);
-  }
-
-  #progress(): LoadProgress {
-    const l = this.rec.live(this.clock.now());
-    return {
-      label: 'replay',
-      warming: false,
-      inFlight: l.inFlight,
-      done: l.done,
-      errors: l.errors,
-      p50Ms: l.p50,
-      p95Ms: l.p95,
-      requestsPerS: l.rps,
-    };
   }
 
   /** Reads ahead until the window is full or the trace ends. */

@@ -255,7 +255,8 @@ function stepPlan(plan: LoadPlan, parameter: 'concurrency' | 'rate', v: number, 
   return p;
 }
 
-function progress(label: string, warming: boolean, rec: Recorder, now: number): LoadProgress {
+/** The live figures of a recorder (a step's, the warm-up's, a replay's). */
+export function progress(label: string, warming: boolean, rec: Recorder, now: number): LoadProgress {
   const l = rec.live(now);
   return {
     label,
