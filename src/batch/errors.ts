@@ -7,7 +7,7 @@
  * never resent silently, and its estimate stays in the spend.
  */
 import { NEVER_CONNECTED_CODES } from '../client/network-errors.js';
-import { GwError, InterruptedError, TimeoutError, UsageError } from '../core/errors.js';
+import { GwError, InterruptedError, TimeLimitError, UsageError } from '../core/errors.js';
 
 /** How a create ended, when it did not succeed. */
 export type SendOutcome =
@@ -77,7 +77,7 @@ export function classify(e: unknown): SendOutcome {
     return { kind: 'failed', status, code: code ?? `http_${status}`, message, body: body ?? null, requestId };
   }
   const interrupted = e instanceof InterruptedError || code === 'interrupted';
-  if (!interrupted && !(e instanceof TimeoutError)) {
+  if (!interrupted && !(e instanceof TimeLimitError)) {
     if (code !== undefined && NOT_SENT_FAILURES.has(code)) return { kind: 'not-sent', code, message };
     const c = codes(e);
     const connect = c.find((x) => NEVER_CONNECTED_CODES.has(x));

@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { ApiResult, GatewayClient } from '../client/gateway-client.js';
 import { ConnectionError, type ConnectionFailure } from '../client/errors.js';
 import type { Currency } from '../contract/estimate.js';
-import { GwError, InterruptedError, TimeoutError } from '../core/errors.js';
+import { GwError, InterruptedError, TimeLimitError } from '../core/errors.js';
 import { classify, type SendOutcome } from './errors.js';
 import { follow, PriorityGate, type FollowContext, type FollowEnd } from './follow.js';
 import { inputLines, parseLine, isProblem, type BatchLine, type InputLine } from './input.js';
@@ -228,7 +228,7 @@ export class Engine {
     if (this.#stop.signal.aborted) return;
     this.#reason = reason;
     this.#stop.abort(
-      reason === 'timeout' ? new TimeoutError('batch --timeout reached') : new InterruptedError(),
+      reason === 'timeout' ? new TimeLimitError('batch --timeout reached') : new InterruptedError(),
     );
     // In-flight creates get a grace period to land their answers (so they are not left in doubt).
     setTimeout(() => this.#cut.abort(new InterruptedError()), this.o.graceMs ?? 5000).unref();

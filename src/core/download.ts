@@ -24,7 +24,7 @@ import {
   writeMeta,
   type PartIdentity,
 } from './download-part.js';
-import { GwError, InterruptedError, TimeoutError, UsageError, isAbortError } from './errors.js';
+import { GwError, InterruptedError, TimeLimitError, UsageError, isAbortError } from './errors.js';
 import { errnoOf, fsError } from './fs-errors.js';
 
 /** An open binary answer: `GatewayClient.raw()`'s DownloadAnswer fits, as does any status + headers + Readable. */
@@ -276,7 +276,7 @@ function mapStreamError(thrown: unknown, signal: AbortSignal | undefined, part: 
   const code = (e as { code?: unknown }).code;
   if (code === 'UND_ERR_BODY_TIMEOUT') {
     // The origin stopped sending: a request past its limit (exit 4), the part kept for a later resume.
-    return new TimeoutError('the download stalled: no data within the request timeout (--timeout)', {
+    return new TimeLimitError('the download stalled: no data within the request timeout (--timeout)', {
       cause: e,
       hint:
         part !== undefined

@@ -8,11 +8,11 @@ import {
   GatewayError,
   PermissionDeniedError,
   RequestValidationError,
-  TimeoutError as ClientTimeoutError,
+  TimeoutError,
   UserAbortError,
 } from '../client/errors.js';
 import { hintFor } from '../contract/errors.js';
-import { ExitCode, GwError, InterruptedError, TimeoutError, UsageError } from './errors.js';
+import { ExitCode, GwError, InterruptedError, TimeLimitError, UsageError } from './errors.js';
 
 /** Hints for failures that never reached the gateway (README "Network errors"). */
 const NETWORK_HINTS: Record<string, string> = {
@@ -31,7 +31,7 @@ const NETWORK_HINTS: Record<string, string> = {
 /** The exit code of a client error (README "Output and exit codes"). */
 export function exitCodeOf(e: GatewayError): number {
   if (e instanceof AuthenticationError || e instanceof PermissionDeniedError) return ExitCode.config;
-  if (e instanceof ClientTimeoutError) return ExitCode.timeout;
+  if (e instanceof TimeoutError) return ExitCode.timeout;
   if (e instanceof UserAbortError) return ExitCode.interrupted;
   if (e instanceof RequestValidationError) return ExitCode.usage;
   // A name that does not resolve, a certificate not trusted, a proxy that refuses: settings to fix, not a
@@ -47,7 +47,7 @@ export function hintOf(e: GatewayError): string | undefined {
     const key = e.code === 'tls_failed' ? `tls_${e.tls ?? 'certificate'}` : e.code;
     return NETWORK_HINTS[key] ?? e.hint;
   }
-  if (e instanceof ClientTimeoutError) return e.hint ?? NETWORK_HINTS.timeout;
+  if (e instanceof TimeoutError) return e.hint ?? NETWORK_HINTS.timeout;
   return e.hint ?? hintFor(e.code, e.status);
 }
 
@@ -79,8 +79,8 @@ export class ClientFailure extends GwError {
 /** Any error as a GwError the CLI can print, or undefined for a bug (not an ordinary failure). */
 export function toGwError(e: unknown): GwError | undefined {
   if (e instanceof GwError) return e;
-  if (e instanceof ClientTimeoutError)
-    return new TimeoutError(e.message, { requestId: e.requestId, hint: hintOf(e), cause: e });
+  if (e instanceof TimeoutError)
+    return new TimeLimitError(e.message, { requestId: e.requestId, hint: hintOf(e), cause: e });
   if (e instanceof UserAbortError) return new InterruptedError(e.message);
   if (e instanceof RequestValidationError)
     return new UsageError(e.message, { code: e.code, field: e.param, cause: e });
@@ -88,9 +88,9 @@ export function toGwError(e: unknown): GwError | undefined {
   return undefined;
 }
 
-/** True for a limit reached: the client's TimeoutError (a request, a wait) or gw's own. */
-export function isTimeout(e: unknown): e is TimeoutError | ClientTimeoutError {
-  return e instanceof TimeoutError || e instanceof ClientTimeoutError;
+/** True for a limit reached: the client's TimeoutError (a request, a wait) or the CLI's TimeLimitError. */
+export function isTimeout(e: unknown): e is TimeLimitError | TimeoutError {
+  return e instanceof TimeLimitError || e instanceof TimeoutError;
 }
 
 /** True for an interruption (Ctrl-C, an aborted signal). */

@@ -97,8 +97,11 @@ export class ConfigError extends GwError {
   }
 }
 
-/** A wait or request ran past its limit. Exit 4. */
-export class TimeoutError extends GwError {
+/**
+ * A wait or request ran past its limit. Exit 4. (The client's own `TimeoutError` is a GatewayError the CLI maps
+ * to this one; the names differ so an import of the wrong one cannot silently break `instanceof`.)
+ */
+export class TimeLimitError extends GwError {
   override readonly exitCode: number = ExitCode.timeout;
   constructor(message: string, options: GwErrorOptions = {}) {
     super(message, { code: 'timeout', ...options });
@@ -113,8 +116,11 @@ export class InterruptedError extends GwError {
   }
 }
 
-/** A task reached a failed terminal state (failed, cancelled, expired). Exit 1. */
-export class TaskFailedError extends GwError {
+/**
+ * A task the command waited for reached a failed terminal state (failed, cancelled, expired). Exit 1. The client's
+ * `TaskFailedError` is the library's; this one carries the CLI's hints (which name gw commands).
+ */
+export class TaskNotSucceededError extends GwError {
   readonly state: string;
   readonly taskId: string;
   constructor(message: string, options: GwErrorOptions & { state: string; taskId: string }) {

@@ -6,7 +6,7 @@
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { formatDuration } from '../core/duration.js';
-import { InterruptedError, TimeoutError } from '../core/errors.js';
+import { InterruptedError, TimeLimitError } from '../core/errors.js';
 import { TASK_KINDS, modelKindOf, type ModelKind, type ModelKindInfo } from '../contract/model-kinds.js';
 import {
   VIDEO_REFERENCE_RULES,
@@ -218,7 +218,7 @@ async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): 
   // signal that lives as long as a watch keeps every row's signal reachable on some Node versions).
   const timer = new AbortController();
   const t = setTimeout(
-    () => timer.abort(new TimeoutError(`no answer within ${formatDuration(limit)}`)),
+    () => timer.abort(new TimeLimitError(`no answer within ${formatDuration(limit)}`)),
     limit,
   );
   const forward = (): void => timer.abort(o.signal.reason);

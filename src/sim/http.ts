@@ -288,14 +288,14 @@ export async function readBody(req: IncomingMessage, limit = Infinity): Promise<
   let size = 0;
   for await (const c of req) {
     size += (c as Buffer).length;
-    if (size > limit) throw new BodyTooLargeError(limit);
+    if (size > limit) throw new RequestTooLargeError(limit);
     parts.push(c as Buffer);
   }
   return Buffer.concat(parts);
 }
 
 /** A request body past the simulator's limit (answered 413). */
-export class BodyTooLargeError extends Error {
+export class RequestTooLargeError extends Error {
   constructor(readonly limit: number) {
     super(`request body larger than ${limit} bytes`);
   }

@@ -6,7 +6,7 @@ import { Capacity, CAPACITY_ROUTES } from './capacity.js';
 import { Cdn } from './cdn.js';
 import { resolveSimConfig, type FaultRule, type SimConfig, type SimConfigInput } from './config.js';
 import {
-  BodyTooLargeError,
+  RequestTooLargeError,
   INVALID_JSON,
   SimReply,
   readBody,
@@ -368,7 +368,7 @@ async function readRequest(
   try {
     raw = await readBody(req, MAX_BODY_BYTES);
   } catch (e) {
-    if (!(e instanceof BodyTooLargeError)) throw e;
+    if (!(e instanceof RequestTooLargeError)) throw e;
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
     res.end(
       JSON.stringify({

@@ -11,14 +11,9 @@ import { reconcile } from '../../src/batch/reconcile.js';
 import { parseShard, shardOf } from '../../src/batch/shard.js';
 import type { BatchState } from '../../src/batch/state.js';
 import { BatchWriter, loadState } from '../../src/batch/state.js';
-import {
-  ConnectionError,
-  GatewayError,
-  RateLimitError,
-  TimeoutError as ClientTimeoutError,
-} from '../../src/client/errors.js';
+import { ConnectionError, GatewayError, RateLimitError, TimeoutError } from '../../src/client/errors.js';
 import { estimateRequest, impliedSpend, parseBudget } from '../../src/contract/estimate.js';
-import { TimeoutError, UsageError } from '../../src/core/errors.js';
+import { TimeLimitError, UsageError } from '../../src/core/errors.js';
 
 describe('batch estimator', () => {
   it('prices clip-1.1 by the second in CNY (0.90 at 720p, 1.20 at 1080p) and leaves the rest unpriced', () => {
@@ -161,8 +156,8 @@ describe('batch send outcomes', () => {
       cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
     });
     expect(classify(closed).kind).toBe('doubt');
-    expect(classify(new TimeoutError('no answer')).kind).toBe('doubt');
-    expect(classify(new ClientTimeoutError('no answer within 60s')).kind).toBe('doubt');
+    expect(classify(new TimeLimitError('no answer')).kind).toBe('doubt');
+    expect(classify(new TimeoutError('no answer within 60s')).kind).toBe('doubt');
     expect(classify(new ConnectionError('refused', { code: 'connection_refused' })).kind).toBe('not-sent');
     expect(classify(new ConnectionError('closed', { code: 'connection_error' })).kind).toBe('doubt');
     expect(

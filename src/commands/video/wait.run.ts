@@ -2,7 +2,7 @@ import type { ApiResult, GatewayClient } from '../../client/gateway-client.js';
 import { GatewayError } from '../../client/errors.js';
 import type { VideoRecord } from '../../contract/video.js';
 import { formatDuration } from '../../core/duration.js';
-import { InterruptedError, TaskFailedError, TimeoutError, UsageError } from '../../core/errors.js';
+import { InterruptedError, TaskNotSucceededError, TimeLimitError, UsageError } from '../../core/errors.js';
 import { downloadJson, printWaitOutcome } from '../shared/job-output.js';
 import type { Context } from '../../cli/context.js';
 import { resumeCommand } from './shared.js';
@@ -27,7 +27,7 @@ export interface VideoWaitLimits {
 
 /**
  * Follows a video to a terminal state with a spinner (TTY only), recording each new state in the journal.
- * Returns the successful record; throws TaskFailedError (exit 1) for failed/cancelled, and TimeoutError (4) or
+ * Returns the successful record; throws TaskNotSucceededError (exit 1) for failed/cancelled, and TimeLimitError (4) or
  * InterruptedError (130) carrying the resume command as their hint.
  */
 export async function waitForVideo(
@@ -83,7 +83,7 @@ export async function waitForVideo(
             ? e
             : undefined;
       const why = failed !== undefined ? `; the last poll failed: ${failed.message}` : '';
-      throw new TimeoutError(
+      throw new TimeLimitError(
         `video ${id} is ${state} after ${formatDuration(Date.now() - started)}${limit}${why}`,
         {
           hint: `resume with: ${limits.resume ?? resumeCommand(id)}`,
@@ -191,7 +191,7 @@ export default async function run(ctx: Context, opts: Flags<typeof waitFlags>, i
   const [first] = failed;
   if (first === undefined) return;
   if (ids.length === 1) throw first.error;
-  throw new TaskFailedError(
+  throw new TaskNotSucceededError(
     `${failed.length} of ${ids.length} videos did not complete: ${failed.map((f) => `${f.id} ${f.state}`).join(', ')}`,
     {
       state: first.state,

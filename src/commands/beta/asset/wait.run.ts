@@ -1,7 +1,7 @@
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import { ASSET_POLL_STEPS_MS, isAssetFinal, type Asset } from '../../../contract/beta-assets.js';
 import { formatDuration } from '../../../core/duration.js';
-import { GwError, InterruptedError, TimeoutError } from '../../../core/errors.js';
+import { GwError, InterruptedError, TimeLimitError } from '../../../core/errors.js';
 import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { assetWaitFlags } from './wait.js';
@@ -88,7 +88,7 @@ export async function watchAssets(
     const open = [...seen].filter(([, a]) => a === undefined || !isAssetFinal(a.Status)).map(([id]) => id);
     const hint = `resume with: ${assetResumeCommand(ctx, model, open.length > 0 ? open : ids)}`;
     if (isTimeout(e))
-      throw new TimeoutError(`assets still Processing: ${open.join(', ')} (${e.message})`, {
+      throw new TimeLimitError(`assets still Processing: ${open.join(', ')} (${e.message})`, {
         hint,
         requestId: e.requestId,
       });

@@ -1,7 +1,7 @@
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { BetaTask } from '../../../contract/beta.js';
 import { formatDuration } from '../../../core/duration.js';
-import { InterruptedError, TaskFailedError, TimeoutError } from '../../../core/errors.js';
+import { InterruptedError, TaskNotSucceededError, TimeLimitError } from '../../../core/errors.js';
 import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { taskWaitFlags } from './wait.js';
@@ -16,7 +16,7 @@ export function resumeCommand(ctx: Context, id: string): string {
 }
 
 /**
- * Follows a task to a terminal status (§3) and returns its final record, whatever it is. Throws TimeoutError
+ * Follows a task to a terminal status (§3) and returns its final record, whatever it is. Throws TimeLimitError
  * (exit 4) or InterruptedError (exit 130) carrying the resume command. The journal keeps the last state seen.
  */
 export async function followTask(
@@ -46,7 +46,7 @@ export async function followTask(
     if (last !== undefined) ctx.journal().update('beta-task', id, last.status);
     const hint = `resume with: ${o.resume ?? resumeCommand(ctx, id)}`;
     if (isTimeout(e)) {
-      throw new TimeoutError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, {
+      throw new TimeLimitError(`task ${id} is still ${last?.status ?? 'unfinished'}: ${e.message}`, {
         hint,
         requestId: e.requestId,
       });
@@ -60,12 +60,12 @@ export async function followTask(
   return task;
 }
 
-/** Exit 1 (TaskFailedError) unless the task `succeeded`: failed, expired and cancelled are not successes (§3). */
+/** Exit 1 (TaskNotSucceededError) unless the task `succeeded`: failed, expired and cancelled are not successes (§3). */
 export function assertSucceeded(task: BetaTask): void {
   if (task.status === 'succeeded') return;
   const why =
     task.error?.message !== undefined ? `: ${task.error.code ?? 'error'}: ${task.error.message}` : '';
-  throw new TaskFailedError(`task ${task.id} ended ${task.status}${why}`, {
+  throw new TaskNotSucceededError(`task ${task.id} ended ${task.status}${why}`, {
     state: task.status,
     taskId: task.id,
     hint:
