@@ -18,6 +18,8 @@ import type { Limits } from './limits.js';
 import type { BatchClock, JournaledKind } from './options.js';
 import { extensionOf, outputLine, type OutputLine, type SavedFile } from './output.js';
 import { FILES_DIR, type Money, type TaskKind } from './state.js';
+import * as videos from '../client/resources/videos.js';
+import * as tasks from '../client/resources/beta-tasks.js';
 
 /** A gate whose waiters are served in order of a priority (downloads: soonest `expires_at` first). */
 export class PriorityGate {
@@ -154,7 +156,6 @@ export function resultFiles(
 }
 
 async function followVideo(fc: FollowContext, it: FollowItem, lane: LaneHooks): Promise<FollowEnd> {
-  const videos = await import('../client/resources/videos.js');
   const onUpdate = (r: { status: unknown }): void => fc.onState('video', String(r.status));
   const res = await throughLane(lane, fc.signal, () =>
     videos.wait(fc.client, it.task, waitOptions(fc, lane, onUpdate)),
@@ -175,7 +176,6 @@ async function followVideo(fc: FollowContext, it: FollowItem, lane: LaneHooks): 
 }
 
 async function followBeta(fc: FollowContext, it: FollowItem, lane: LaneHooks): Promise<FollowEnd> {
-  const tasks = await import('../client/resources/beta-tasks.js');
   const onUpdate = (t: { status: string }): void => fc.onState('beta-task', t.status);
   const rec = await throughLane(lane, fc.signal, () =>
     tasks.wait(fc.client, it.task, waitOptions(fc, lane, onUpdate)),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
-import type { RequestSpan, TraceContext } from '../client/trace.js';
-import { readConfigFile, type ConfigStore, type DefaultModelKind, type Profile } from '../core/config.js';
+import { TraceContext, type RequestSpan } from '../client/trace.js';
+import { readConfigFile, ConfigStore, type DefaultModelKind, type Profile } from '../core/config.js';
 import { parsePositiveDuration } from '../core/duration.js';
 import {
   checkHeader,
@@ -26,6 +26,8 @@ import { Output } from '../ui/output.js';
 import { Progress } from '../ui/progress.js';
 import { Redactor } from '../ui/redact.js';
 import { hasControlChars } from '../ui/sanitize.js';
+import { normalizeBaseUrl, BaseUrlError } from '../client/base-url.js';
+import { LOCAL_LIMITS, readLocalText } from '../core/local-file.js';
 
 /** The global flags of CLI.md, as commander parses them. */
 export interface GlobalOptions {
@@ -122,7 +124,7 @@ export class Context {
   #ca: Promise<string | undefined> | undefined;
   #warnedHttp = false;
   /** The command's trace: every client's requests join it (made with the first client). */
-  #trace: Promise<TraceContext> | undefined;
+  #trace: TraceContext | undefined;
   /** Told of every request the command's clients finish (`--otlp`). */
   #onSpan: ((s: RequestSpan) => void) | undefined;
   /** Run when the command ends, before the clients close (telemetry's bounded last flush). */
@@ -268,7 +270,6 @@ export class Context {
         hint: 'pass --base-url, set GW_BASE_URL, or run `gw login` (try `gw probe --sim` for a local simulator)',
       });
     }
-    const { normalizeBaseUrl, BaseUrlError } = await import('../client/base-url.js');
     let baseUrl: string;
     try {
       baseUrl = normalizeBaseUrl(given);
@@ -334,9 +335,11 @@ export class Context {
     if (this.globals.verbose && s.headers.length > 0 && this.#clients.length === 0) {
       this.out.verbose(`extra headers (to ${url.origin} only): ${s.headers.map(showHeader).join(', ')}`);
     }
+    // The client brings undici (1.1 MB of the bundle): loaded when a command first asks for a client, so commands
+    // that never talk to the gateway (config, history, completion, sim) and group help never pay for it.
     const { GatewayClient } = await import('../client/gateway-client.js');
     const client = new GatewayClient({
-      trace: await this.trace(),
+      trace: this.trace(),
       onSpan: this.#onSpan,
       baseUrl,
       token,
@@ -362,8 +365,7 @@ export class Context {
   }
 
   /** The command's one trace; `--verbose` prints its id, so the gateway's traces can be searched for it. */
-  async #newTrace(): Promise<TraceContext> {
-    const { TraceContext } = await import('../client/trace.js');
+  #newTrace(): TraceContext {
     const trace = new TraceContext();
     this.out.verbose(`trace id ${trace.traceId}`);
     return trace;
@@ -380,15 +382,13 @@ export class Context {
   }
 
   /** The command's trace (the one every client's requests join). */
-  trace(): Promise<TraceContext> {
-    // The promise is kept, not its value: clients made at once (gw load's users) must not make two traces.
+  trace(): TraceContext {
     return (this.#trace ??= this.#newTrace());
   }
 
   /** The PEM text of `--ca-file` / GW_CA_FILE; an unreadable file, one too large or with no certificate is exit 2. */
   async #readCaFile(path: string | undefined): Promise<string | undefined> {
     if (path === undefined) return undefined;
-    const { LOCAL_LIMITS, readLocalText } = await import('../core/local-file.js');
     const flag = this.globals.caFile !== undefined ? '--ca-file' : 'GW_CA_FILE';
     const text = await readLocalText(path, {
       flag,
@@ -415,8 +415,7 @@ export class Context {
   }
 
   /** The profile store, for commands that write settings. */
-  async config(): Promise<ConfigStore> {
-    const { ConfigStore } = await import('../core/config.js');
+  config(): ConfigStore {
     return ConfigStore.open(this.io.env);
   }
 

@@ -4,6 +4,10 @@ import { shareGlobals } from './globals.js';
 import { COMMANDS } from './registry.js';
 import { ExitCode, GwError, InterruptedError, UsageError, isAbortError } from '../core/errors.js';
 import { processIo, type Io } from '../ui/io.js';
+import { Output } from '../ui/output.js';
+import { Redactor } from '../ui/redact.js';
+import { toGwError } from '../core/error-map.js';
+import { fsError, isFsError } from '../core/fs-errors.js';
 
 /** The version printed by `gw --version`. */
 export const VERSION = '0.1.0';
@@ -191,19 +195,19 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     await program.parseAsync([...words], { from: 'user' });
     return exitOf(exitCode);
   } catch (e) {
-    return exitOf(await renderError(e, io, ctx, argv, held));
+    return exitOf(renderError(e, io, ctx, argv, held));
   } finally {
     cleanup();
   }
 }
 
-async function renderError(
+function renderError(
   e: unknown,
   io: Io,
   ctx: Context | undefined,
   argv: readonly string[],
   held?: string[],
-): Promise<number> {
+): number {
   if (e instanceof CommanderError) {
     const ok =
       e.code === 'commander.helpDisplayed' ||
@@ -222,8 +226,6 @@ async function renderError(
     // Otherwise commander already printed its message to stderr.
     return ok ? ExitCode.ok : ExitCode.usage;
   }
-  const { Output } = await import('../ui/output.js');
-  const { Redactor } = await import('../ui/redact.js');
   const out =
     ctx?.out ??
     new Output(
@@ -235,7 +237,6 @@ async function renderError(
         return r;
       })(),
     );
-  const { toGwError } = await import('../core/error-map.js');
   const known = toGwError(e);
   if (known !== undefined) {
     out.error(known);
@@ -243,7 +244,6 @@ async function renderError(
   }
   // An ordinary condition that escaped a command: a file-system error (named, with its path and a hint), a
   // prompt closed by Ctrl-C (@inquirer's ExitPromptError), an aborted operation.
-  const { fsError, isFsError } = await import('../core/fs-errors.js');
   if (isFsError(e)) {
     const mapped = fsError(e, { action: 'use' });
     out.error(mapped);

@@ -56,12 +56,15 @@ export interface ArgSpec {
   choices?: readonly string[];
 }
 
-/** What a handler gets after the flags parsed: the context, the parsed flags, then the positional arguments. */
+/**
+ * What a handler gets after the flags parsed: the context, the parsed flags, then the positional arguments. It
+ * returns the exit code (or nothing for 0), or a promise of it.
+ */
 export type VerbHandler<F extends z.ZodObject = z.ZodObject, A extends unknown[] = never[]> = (
   ctx: Context,
   flags: z.output<F>,
   ...args: A
-) => Promise<number | void>;
+) => Promise<number | void> | number | void;
 
 /** A handler module: its default export runs the verb. */
 export interface HandlerModule<F extends z.ZodObject, A extends unknown[]> {

@@ -28,6 +28,8 @@ import {
   type ProbeReport,
 } from './runner.js';
 import { TEXT_APIS, type TextApi } from './stream-grammar.js';
+import { sendRow } from './row-requests.js';
+import { list } from '../client/resources/models.js';
 
 /** Requests in flight at most. */
 export const ALL_MODELS_CONCURRENCY = 3;
@@ -241,7 +243,6 @@ async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): 
   const started = now();
   let outcome: CheckOutcome;
   try {
-    const { sendRow } = await import('./row-requests.js');
     outcome = await sendRow(row, {
       client,
       signal,
@@ -305,7 +306,7 @@ export async function runAllModels(o: AllModelsOptions): Promise<ProbeReport> {
   const started = now();
   try {
     const client = await o.client({ validate: true, onExchange: (x) => exchanges.push(x) });
-    const res = await (await import('../client/resources/models.js')).list(client, { signal: o.signal });
+    const res = await list(client, { signal: o.signal });
     models = res.data.data.map((m) => m.id);
     listOutcome = {
       status: 'pass',

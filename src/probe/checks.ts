@@ -1,9 +1,8 @@
 /**
  * The acceptance checklist of common.md §4 rule 5 as data: what each check sends and what passes.
  * Checks are independent of each other; the runner runs them concurrently and adds the shared rules
- * (request id on every answer, buffered-stream warning, latency). Each check names the client code it calls
- * (`load`), which the runner loads before the check's clock starts: a latency is the gateway's, never gw's
- * module loading, and no check waits for code only another check uses.
+ * (request id on every answer, buffered-stream warning, latency). The client code the checks call is imported
+ * with this module, before any check's clock starts: a latency is the gateway's, never gw's module loading.
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import { GatewayError } from '../client/errors.js';
@@ -17,6 +16,12 @@ import {
 } from '../contract/video.js';
 import type { CheckOutcome, ProbePlan, StreamTiming } from './runner.js';
 import { isTimeout } from '../core/error-map.js';
+import * as chat from '../client/resources/chat.js';
+import * as embeddings from '../client/resources/embeddings.js';
+import * as messages from '../client/resources/messages.js';
+import * as models from '../client/resources/models.js';
+import * as responses from '../client/resources/responses.js';
+import * as videos from '../client/resources/videos.js';
 
 /** What a check gets from the runner. */
 export interface CheckContext {
@@ -56,23 +61,10 @@ export interface Check {
   family?: CheckFamily;
   /** Takes far longer than the others (a task to a terminal state): started first, see runner.runChecklist. */
   slow?: boolean;
-  /** Loads the client code `run` uses (called before the check's clock starts). */
+  /** Loads code `run` needs that is not imported with this module (called before the check's clock starts). */
   load?(): Promise<unknown>;
   run(ctx: CheckContext): Promise<CheckOutcome>;
 }
-
-/** A module loader that loads once (dynamic import is cached too; this keeps one typed handle per module). */
-function lazy<T>(load: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= load());
-}
-
-const chatApi = lazy(() => import('../client/resources/chat.js'));
-const embeddingsApi = lazy(() => import('../client/resources/embeddings.js'));
-const messagesApi = lazy(() => import('../client/resources/messages.js'));
-const modelsApi = lazy(() => import('../client/resources/models.js'));
-const responsesApi = lazy(() => import('../client/resources/responses.js'));
-const videosApi = lazy(() => import('../client/resources/videos.js'));
 
 /** A short prompt: the probe wants a cheap, quick answer. */
 const PROMPT = 'Reply with the single word: ok';
@@ -170,9 +162,7 @@ const modelsCheck: Check = {
   id: 'models',
   title: 'model list (GET /v1/models)',
   family: 'models',
-  load: modelsApi,
   async run(ctx) {
-    const models = await modelsApi();
     const res = await models.list(await ctx.client(), { signal: ctx.signal });
     if (res.status !== 200) return fail(`answered ${res.status}, expected 200`, { requestId: res.requestId });
     const visible = new Set(res.data.data.map((m) => m.id));
@@ -195,9 +185,7 @@ const chatCheck: Check = {
   title: 'chat completion',
   needs: 'chatModel',
   family: 'text',
-  load: chatApi,
   async run(ctx) {
-    const chat = await chatApi();
     const res = await chat.create(
       await ctx.client(),
       { model: ctx.plan.chatModel, messages: [{ role: 'user', content: PROMPT }], max_tokens: 16 },
@@ -225,9 +213,7 @@ const chatStreamCheck: Check = {
   title: 'streaming chat completion',
   needs: 'chatModel',
   family: 'text',
-  load: chatApi,
   async run(ctx) {
-    const chat = await chatApi();
     const t0 = ctx.now();
     const s = await chat.stream(
       await ctx.client(),
@@ -289,9 +275,7 @@ const responsesCheck: Check = {
   title: 'responses call',
   needs: 'responsesModel',
   family: 'text',
-  load: responsesApi,
   async run(ctx) {
-    const responses = await responsesApi();
     const res = await responses.create(
       await ctx.client(),
       {
@@ -311,9 +295,7 @@ const messagesCheck: Check = {
   title: 'messages call',
   needs: 'messagesModel',
   family: 'text',
-  load: messagesApi,
   async run(ctx) {
-    const messages = await messagesApi();
     const res = await messages.create(
       await ctx.client(),
       { model: ctx.plan.messagesModel, max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] },
@@ -331,9 +313,7 @@ const videoCheck: Check = {
   needs: 'videoModel',
   family: 'video',
   slow: true,
-  load: videosApi,
   async run(ctx) {
-    const videos = await videosApi();
     const model = ctx.plan.videoModel;
     // Cheapest settings (common.md §2.3): the minimum seconds the model allows, at 720p.
     const seconds = minVideoSecondsFor(model);
@@ -406,10 +386,8 @@ const modelNotFoundCheck: Check = {
   title: 'unknown model → model_not_found, documented error body',
   extended: true,
   family: 'text',
-  load: chatApi,
   run: (ctx) =>
     expectRejection(ctx, 'model_not_found', `the unknown model ${UNKNOWN_MODEL}`, async (client) => {
-      const chat = await chatApi();
       return chat.create(
         client,
         { model: UNKNOWN_MODEL, messages: [{ role: 'user', content: PROMPT }], max_tokens: 16 },
@@ -424,10 +402,8 @@ const invalidDurationCheck: Check = {
   extended: true,
   needs: 'videoModel',
   family: 'video',
-  load: videosApi,
   run: (ctx) =>
     expectRejection(ctx, 'invalid_duration', 'a 1-second video', async (client) => {
-      const videos = await videosApi();
       return videos.create(
         client,
         { model: ctx.plan.videoModel, prompt: VIDEO_PROMPT, seconds: 1, resolution: '720p' },
@@ -442,10 +418,8 @@ const invalidResolutionCheck: Check = {
   extended: true,
   needs: 'videoModel',
   family: 'video',
-  load: videosApi,
   run: (ctx) =>
     expectRejection(ctx, 'invalid_resolution', 'resolution 4k', async (client) => {
-      const videos = await videosApi();
       const model = ctx.plan.videoModel;
       return videos.create(
         client,
@@ -461,9 +435,7 @@ const embeddingsCheck: Check = {
   extended: true,
   needs: 'embeddingModel',
   family: 'text',
-  load: embeddingsApi,
   async run(ctx) {
-    const embeddings = await embeddingsApi();
     const res = await embeddings.create(
       await ctx.client(),
       { model: ctx.plan.embeddingModel, input: ['gw probe'] },

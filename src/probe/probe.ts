@@ -4,8 +4,8 @@
  * (notes, each check's start and end, created tasks) goes to the sinks the caller hands it.
  */
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
-import type { AllModelsOptions } from './all-models.js';
-import type { BaselineRun } from './baseline.js';
+import { type AllModelsOptions, runAllModels } from './all-models.js';
+import { type BaselineRun, compareWithBaseline, notCompared } from './baseline.js';
 import { addSpend, type PriceTable } from '../contract/prices.js';
 import type { Check } from './checks.js';
 import {
@@ -21,7 +21,7 @@ import {
   type ProbeReport,
   type Selection,
 } from './runner.js';
-import type { SloBounds } from './slo.js';
+import { type SloBounds, applySlo } from './slo.js';
 
 /** Makes the client of one check; every exchange it makes must reach `onExchange` (the request-id rule). */
 export type ClientFactory = (o: {
@@ -145,7 +145,6 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
   const taskTimeoutMs = o.videoTimeoutMs ?? 600_000;
   let report: ProbeReport;
   if (o.allModels !== undefined) {
-    const { runAllModels } = await import('./all-models.js');
     report = await runAllModels({ ...common, ...o.allModels, taskTimeoutMs });
   } else {
     const { selection, plan } = checklistOf(o);
@@ -163,7 +162,7 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
   }
   report.asked = askOf(o);
   if (o.slo !== undefined || o.warnSlo !== undefined) {
-    (await import('./slo.js')).applySlo(report.checks, o.slo, o.warnSlo);
+    applySlo(report.checks, o.slo, o.warnSlo);
     report.summary = summarize(report.checks);
     report.slo = {
       ...(o.slo !== undefined ? { fail: o.slo } : {}),
@@ -173,7 +172,6 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
   if (o.prices !== undefined) priceRows(report, o.prices);
   const b = o.baseline;
   if (b !== undefined) {
-    const { compareWithBaseline, notCompared } = await import('./baseline.js');
     report.baseline =
       'run' in b
         ? compareWithBaseline(b.run, report, b.tolerance)

@@ -9,6 +9,13 @@ import type { PlannedRow } from './all-models.js';
 import { CHECKS, fail as bad, pass as ok, type Check, type CheckContext } from './checks.js';
 import type { CheckOutcome, CreatedKind } from './runner.js';
 import { judgeStream, type TextApi } from './stream-grammar.js';
+import * as chatApi from '../client/resources/chat.js';
+import * as responsesApi from '../client/resources/responses.js';
+import * as messagesApi from '../client/resources/messages.js';
+import * as embeddingsApi from '../client/resources/embeddings.js';
+import * as imagesApi from '../client/resources/images.js';
+import * as alphaApi from '../client/resources/alpha.js';
+import * as betaApi from '../client/resources/beta-tasks.js';
 
 /** What a row's request needs besides the row and its client. */
 export interface RowContext {
@@ -25,16 +32,6 @@ export interface RowContext {
 }
 
 const PROMPT = 'Reply with the single word: ok';
-
-const api = {
-  chat: () => import('../client/resources/chat.js'),
-  responses: () => import('../client/resources/responses.js'),
-  messages: () => import('../client/resources/messages.js'),
-  embeddings: () => import('../client/resources/embeddings.js'),
-  images: () => import('../client/resources/images.js'),
-  alpha: () => import('../client/resources/alpha.js'),
-  beta: () => import('../client/resources/beta-tasks.js'),
-};
 
 function rec(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
@@ -60,12 +57,14 @@ async function streamRow(row: PlannedRow, textApi: TextApi, c: RowContext): Prom
   const t0 = c.now();
   const stream =
     textApi === 'chat'
-      ? await (await api.chat()).stream(c.client, { model, messages, max_tokens: maxTokens(row) }, s)
+      ? await chatApi.stream(c.client, { model, messages, max_tokens: maxTokens(row) }, s)
       : textApi === 'responses'
-        ? await (
-            await api.responses()
-          ).stream(c.client, { model, input: responsesInput, max_output_tokens: maxTokens(row) } as never, s)
-        : await (await api.messages()).stream(c.client, { model, max_tokens: maxTokens(row), messages }, s);
+        ? await responsesApi.stream(
+            c.client,
+            { model, input: responsesInput, max_output_tokens: maxTokens(row) } as never,
+            s,
+          )
+        : await messagesApi.stream(c.client, { model, max_tokens: maxTokens(row), messages }, s);
   const j = await judgeStream(textApi, stream.events as AsyncIterable<unknown>, c.now, t0);
   const at = withUsage(j.usage, { requestId: stream.requestId, ttftMs: j.ttftMs, stream: j.timing });
   if (j.problem !== undefined) {
@@ -81,7 +80,7 @@ async function textRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promis
   const s = { signal: c.signal };
   const messages = [{ role: 'user', content: PROMPT }];
   if (textApi === 'chat') {
-    const res = await (await api.chat()).create(c.client, { model, messages, max_tokens: maxTokens(row) }, s);
+    const res = await chatApi.create(c.client, { model, messages, max_tokens: maxTokens(row) }, s);
     const choice = rec(res.data.choices[0]);
     const msg = rec(choice.message);
     const text = [msg.content, msg.reasoning_content].filter((t) => typeof t === 'string').join('');
@@ -92,40 +91,40 @@ async function textRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promis
     return ok(`${JSON.stringify(text.slice(0, 20))} (${out} out tokens)`, at);
   }
   if (textApi === 'responses') {
-    const r = await api.responses();
     const input = { model, input: responsesInput, max_output_tokens: maxTokens(row) } as never;
-    const res = await r.create(c.client, input, s);
-    const text = r.outputText(res.data);
+    const res = await responsesApi.create(c.client, input, s);
+    const text = responsesApi.outputText(res.data);
     const status = rec(res.data).status;
     const at = withUsage(rec(res.data).usage, { requestId: res.requestId });
     if (text === '' && status !== 'incomplete') return bad('the answer carries no output text', at);
     return ok(`${JSON.stringify(text.slice(0, 20))}${status === 'incomplete' ? ' (incomplete)' : ''}`, at);
   }
-  const m = await api.messages();
-  const res = await m.create(c.client, { model, max_tokens: maxTokens(row), messages }, s);
-  const text = m.text(res.data);
+  const res = await messagesApi.create(c.client, { model, max_tokens: maxTokens(row), messages }, s);
+  const text = messagesApi.text(res.data);
   const at = withUsage(rec(res.data).usage, { requestId: res.requestId });
   if (text === '' && rec(res.data).stop_reason !== 'max_tokens') return bad('no text block', at);
   return ok(JSON.stringify(text.slice(0, 20)), at);
 }
 
 async function embeddingsRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
-  const e = await api.embeddings();
-  const res = await e.create(c.client, { model: row.model, input: ['gw probe'] }, { signal: c.signal });
-  const v = e.vectors(res.data);
+  const res = await embeddingsApi.create(
+    c.client,
+    { model: row.model, input: ['gw probe'] },
+    { signal: c.signal },
+  );
+  const v = embeddingsApi.vectors(res.data);
   const at = withUsage(rec(res.data).usage, { requestId: res.requestId });
   if (v.length === 0 || v[0]?.length === 0) return bad('no vector in data[]', at);
   return ok(`1 vector of ${v[0]?.length ?? 0} dims`, at);
 }
 
 async function imageRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
-  const images = await api.images();
   const body = { model: row.model, prompt: 'gw probe: a small blue square', n: 1, response_format: 'url' };
   const s = { signal: c.signal };
   const res =
     row.kind === 'image'
-      ? await images.generate(c.client, body as never, s)
-      : await images.edit(c.client, { ...body, images: [{ image_url: c.probeImage }] } as never, s);
+      ? await imagesApi.generate(c.client, body as never, s)
+      : await imagesApi.edit(c.client, { ...body, images: [{ image_url: c.probeImage }] } as never, s);
   const n = Array.isArray(res.data.data) ? res.data.data.length : 0;
   const at = { requestId: res.requestId, data: { images: n } };
   if (n === 0) return bad('no image in data[] (an edit model and a public input URL are needed)', at);
@@ -133,8 +132,7 @@ async function imageRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
 }
 
 async function alphaRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
-  const a = await api.alpha();
-  const res = await a.image2video(
+  const res = await alphaApi.image2video(
     c.client,
     { model_name: row.model, image: c.probeImage, prompt: 'gw probe', mode: 'std', duration: '5' },
     { signal: c.signal },
@@ -149,8 +147,7 @@ async function alphaRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
 }
 
 async function betaRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
-  const b = await api.beta();
-  const created = await b.create(
+  const created = await betaApi.create(
     c.client,
     {
       model: row.model,
@@ -163,7 +160,7 @@ async function betaRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
   );
   const id = created.data.id;
   c.onCreated?.('beta-task', id, row.model, created.requestId);
-  const done = await b.wait(c.client, id, {
+  const done = await betaApi.wait(c.client, id, {
     signal: c.signal,
     timeoutMs: c.taskTimeoutMs,
     initialMs: c.videoPoll.initialMs,

@@ -1,6 +1,6 @@
 /** The simulator's DNS lookup for callback hosts (its own: the simulator depends on the contract only). */
+import * as dns from 'node:dns/promises';
 export async function resolveHost(host: string): Promise<string[]> {
-  const dns = await import('node:dns/promises');
   const answers = await dns.lookup(host, { all: true, verbatim: true });
   return answers.map((a) => a.address);
 }

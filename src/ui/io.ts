@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { LOCAL_LIMITS, readStreamText } from '../core/local-file.js';
 
 /** A writable the CLI prints to; `isTTY` decides spinners and streaming defaults. */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -47,6 +48,5 @@ export function processIo(signal?: AbortSignal): Io {
  * (`signal`) ends the read even while nothing arrives.
  */
 export async function readAll(stdin: Readable, signal?: AbortSignal): Promise<string> {
-  const { LOCAL_LIMITS, readStreamText } = await import('../core/local-file.js');
   return readStreamText(stdin, { what: 'standard input', field: 'stdin', limit: LOCAL_LIMITS.text, signal });
 }

@@ -14,13 +14,13 @@ import {
 import { requireValid, violationError } from '../validation.js';
 import { poll, pollRequestTimeout, type PollOptions } from '../poll.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
+import * as dns from 'node:dns/promises';
 
 /** beta-tasks-assets.md §4.1: the task endpoints (the `/beta` prefix of the gateway + the native `v3` path). */
 export const BETA_TASKS_PATH = '/beta/api/v3/contents/generations/tasks';
 
 /** Resolves a host name with the system resolver (every address, IPv4 and IPv6). */
 export async function resolveHost(host: string): Promise<string[]> {
-  const dns = await import('node:dns/promises');
   const answers = await dns.lookup(host, { all: true, verbatim: true });
   return answers.map((a) => a.address);
 }

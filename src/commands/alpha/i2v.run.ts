@@ -1,7 +1,11 @@
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { i2vFlags } from './i2v.js';
-import type { I2vFlags } from './build-body.js';
+import { type I2vFlags, buildI2vBody, preloadI2vFiles } from './build-body.js';
+import { ALPHA_IMAGE2VIDEO_PATH, effectiveModel } from '../../contract/alpha.js';
+import { abbreviateBody, alphaWarnings } from './flags.js';
+import { printDryRun } from '../shared/dry-run.js';
+import * as alpha from '../../client/resources/alpha.js';
 
 /** The flags with `--model` filled from the profile's `defaults.i2v` when it was omitted. */
 function withDefaultModel(opts: I2vFlags, model: string | undefined): I2vFlags {
@@ -10,10 +14,6 @@ function withDefaultModel(opts: I2vFlags, model: string | undefined): I2vFlags {
 
 /** Creates the task (or prints the dry run); prints the task id. */
 export default async function run(ctx: Context, opts: Flags<typeof i2vFlags>): Promise<void> {
-  const { buildI2vBody, preloadI2vFiles } = await import('./build-body.js');
-  const { ALPHA_IMAGE2VIDEO_PATH, effectiveModel } = await import('../../contract/alpha.js');
-  const { abbreviateBody, alphaWarnings } = await import('./flags.js');
-  const alpha = await import('../../client/resources/alpha.js');
   const read = await preloadI2vFiles(opts, ctx.signal);
   const body = buildI2vBody(withDefaultModel(opts, ctx.defaultModel('i2v')), {
     validate: ctx.globals.validate,
@@ -25,7 +25,6 @@ export default async function run(ctx: Context, opts: Flags<typeof i2vFlags>): P
   for (const w of alphaWarnings(body)) ctx.out.warn(w);
   const encoding = opts.multipart === true ? 'multipart/form-data' : 'application/json';
   if (opts.dryRun === true) {
-    const { printDryRun } = await import('../shared/dry-run.js');
     const notes = (): string[] => [`the body would be sent as ${encoding}`];
     await printDryRun(ctx, { path: ALPHA_IMAGE2VIDEO_PATH, body, shown: abbreviateBody(body), notes });
     return;

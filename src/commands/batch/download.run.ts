@@ -2,6 +2,7 @@ import type { Context } from '../../cli/context.js';
 import { lockWaitNote } from './shared.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchDownloadFlags } from './download.js';
+import { downloadBatch } from '../../batch/download.js';
 
 /** Downloads the missing files of a batch. */
 export default async function run(
@@ -9,7 +10,6 @@ export default async function run(
   opts: Flags<typeof batchDownloadFlags>,
   dir: string,
 ): Promise<number> {
-  const { downloadBatch } = await import('../../batch/download.js');
   const doc = await downloadBatch({
     out: dir,
     client: () => ctx.client(),

@@ -2,6 +2,7 @@ import type { Context } from '../../cli/context.js';
 import { lockWaitNote } from './shared.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchMergeFlags } from './merge.js';
+import { mergeBatches } from '../../batch/merge.js';
 
 /** Joins sharded batch directories. */
 export default async function run(
@@ -9,7 +10,6 @@ export default async function run(
   opts: Flags<typeof batchMergeFlags>,
   dirs: string[],
 ): Promise<number> {
-  const { mergeBatches } = await import('../../batch/merge.js');
   const r = await mergeBatches({
     dirs,
     out: opts.out,

@@ -1,6 +1,8 @@
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchRetryFlags } from './retry.js';
+import { retryBatch } from '../../batch/session.js';
+import * as shared from './shared.js';
 
 /** Re-runs the chosen items of a batch. */
 export default async function run(
@@ -8,10 +10,6 @@ export default async function run(
   opts: Flags<typeof batchRetryFlags>,
   dir: string,
 ): Promise<number> {
-  const [{ retryBatch }, shared] = await Promise.all([
-    import('../../batch/session.js'),
-    import('./shared.js'),
-  ]);
   const timeout = opts.timeout ?? ctx.globals.timeout;
   const clients = shared.clientsOf(ctx);
   const { sinks, stop } = await shared.sinksOf(ctx);

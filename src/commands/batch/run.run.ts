@@ -2,6 +2,13 @@ import type { BatchPlanDoc } from '../../batch/plan.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchRunFlags } from './run.js';
+import { planBatch } from '../../batch/plan.js';
+import { runBatch } from '../../batch/session.js';
+import { checkSaveDir } from '../../core/download.js';
+import { parseBudgets } from '../../core/budget.js';
+import { resolveShard } from '../../core/shard.js';
+import * as shared from './shared.js';
+import { startOtlp } from '../shared/otlp.js';
 
 function money(totals: Partial<Record<string, number>>): string {
   const parts = Object.entries(totals).map(([c, a]) => `${c} ${(a ?? 0).toFixed(2)}`);
@@ -29,15 +36,6 @@ export default async function run(
   opts: Flags<typeof batchRunFlags>,
   file: string,
 ): Promise<number> {
-  const [{ runBatch }, { planBatch }, { checkSaveDir }, { parseBudgets }, { resolveShard }, shared] =
-    await Promise.all([
-      import('../../batch/session.js'),
-      import('../../batch/plan.js'),
-      import('../../core/download.js'),
-      import('../../core/budget.js'),
-      import('../../core/shard.js'),
-      import('./shared.js'),
-    ]);
   // --shard k/n, or the scheduler's (auto, GW_SHARD): a partial set of its variables is exit 2 here.
   const shard = resolveShard(opts.shard, ctx.io.env);
   // The batch directory (created by the run when missing) is checked before anything is read or sent.
@@ -53,7 +51,7 @@ export default async function run(
     await printPlan(ctx, await planBatch({ input, out: opts.out, validate: ctx.globals.validate, shard }));
     return 0;
   }
-  await (await import('../shared/otlp.js')).startOtlp(ctx, opts.otlp);
+  await startOtlp(ctx, opts.otlp);
   const clients = shared.clientsOf(ctx);
   const { sinks, stop } = await shared.sinksOf(ctx);
   try {

@@ -1,5 +1,5 @@
 import { UsageError } from '../../core/errors.js';
-import type { StatusDoc } from '../../batch/status.js';
+import { type StatusDoc, batchStatus } from '../../batch/status.js';
 import type { CommandLike } from '../../report/index.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
@@ -19,7 +19,6 @@ export default async function run(
   const command = ctx.command as CommandLike;
   const html = opts.html !== undefined ? await import('../../report/index.js') : undefined;
   const writeHtml = html?.htmlReport(opts.html as string, command, html.batchHtml, ctx.redactor);
-  const { batchStatus } = await import('../../batch/status.js');
   const doc = await batchStatus(dir, ctx.out.opts.json || writeHtml !== undefined);
   if (doc === undefined) {
     throw new UsageError(`${dir} is not a batch directory (no state.jsonl)`, { field: 'dir' });

@@ -10,6 +10,7 @@ import {
   wantStream,
 } from '../shared/text.js';
 import type { Flags } from '../../cli/verb.js';
+import * as chat from '../../client/resources/chat.js';
 
 /** Sends one chat completion and prints the answer (streamed or whole). */
 export default async function run(
@@ -36,7 +37,6 @@ export default async function run(
   if (opts.maxTokens !== undefined) body.max_tokens = opts.maxTokens;
   if (opts.temperature !== undefined) body.temperature = opts.temperature;
 
-  const chat = await import('../../client/resources/chat.js');
   const client = await ctx.client();
   let usage: unknown;
   let finish: string | null | undefined;

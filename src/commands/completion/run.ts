@@ -1,13 +1,9 @@
 import type { Context } from '../../cli/context.js';
+import { completionScript } from '../../core/completion.js';
+import { offeredValues } from '../../cli/verb.js';
 
 /** Prints the completion script of the whole command tree (every group's definitions, no handler). */
-export default async function run(
-  ctx: Context,
-  _flags: unknown,
-  shell: 'bash' | 'zsh' | 'fish',
-): Promise<void> {
-  const { completionScript } = await import('../../core/completion.js');
-  const { offeredValues } = await import('../../cli/verb.js');
+export default function run(ctx: Context, _flags: unknown, shell: 'bash' | 'zsh' | 'fish'): void {
   // main() loads every command group when the target is `completion`, so the root holds the whole tree.
   const root = ctx.command?.parent ?? ctx.command;
   if (root === undefined) throw new Error('completion: run through main()');

@@ -6,9 +6,9 @@ import type { Context } from '../../cli/context.js';
 import { ENV_OF, profileOf } from './profile.js';
 
 /** `gw config get`. */
-export default async function get(ctx: Context, _opts: unknown, key: string): Promise<number> {
+export default function get(ctx: Context, _opts: unknown, key: string): number {
   assertConfigKey(key);
-  const store = await ctx.config();
+  const store = ctx.config();
   const profile = profileOf(ctx, store.current);
   const v = store.get(profile, key);
   const envName = ENV_OF[key];

@@ -5,7 +5,7 @@ import type { Context } from '../../cli/context.js';
 
 /** `gw config list`. */
 export default async function list(ctx: Context): Promise<void> {
-  const store = await ctx.config();
+  const store = ctx.config();
   const rows = Object.entries(store.profiles).map(([name, p]) => ({
     profile: name,
     current: name === store.current,

@@ -6,6 +6,8 @@ import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import { profileOf, readToken } from './profile.js';
 import type { configSetFlags } from './set.js';
+import { normalizeBaseUrl, BaseUrlError } from '../../client/base-url.js';
+import { parseDuration } from '../../core/duration.js';
 
 /** `gw config set`. */
 export default async function set(
@@ -15,7 +17,7 @@ export default async function set(
   value: string | undefined,
 ): Promise<void> {
   assertConfigKey(key);
-  const store = await ctx.config();
+  const store = ctx.config();
   const profile = profileOf(ctx, store.current);
   if (key === 'token') {
     if (value !== undefined) {
@@ -34,7 +36,6 @@ export default async function set(
     if (value === undefined) throw new UsageError(`value: missing value for ${key}`, { field: 'value' });
     let stored = value;
     if (key === 'baseUrl') {
-      const { normalizeBaseUrl, BaseUrlError } = await import('../../client/base-url.js');
       try {
         stored = normalizeBaseUrl(value);
       } catch (e) {
@@ -42,7 +43,7 @@ export default async function set(
         throw e;
       }
     }
-    if (key === 'timeout') (await import('../../core/duration.js')).parseDuration(value, 'timeout');
+    if (key === 'timeout') parseDuration(value, 'timeout');
     store.set(profile, key, stored);
   }
   ctx.out.note(`${key} saved in profile "${profile}" (${store.path})`);

@@ -3,8 +3,8 @@ import type { Context } from '../../cli/context.js';
 import { profileOf } from './profile.js';
 
 /** `gw config unset`. */
-export default async function unset(ctx: Context, _opts: unknown, key: string): Promise<void> {
+export default function unset(ctx: Context, _opts: unknown, key: string): void {
   assertConfigKey(key);
-  const store = await ctx.config();
+  const store = ctx.config();
   store.unset(profileOf(ctx, store.current), key);
 }

@@ -1,8 +1,8 @@
 import { unknownProfile, type Context } from '../../cli/context.js';
 
 /** `gw config use`. */
-export default async function use(ctx: Context, _opts: unknown, profile: string): Promise<void> {
-  const store = await ctx.config();
+export default function use(ctx: Context, _opts: unknown, profile: string): void {
+  const store = ctx.config();
   if (store.profiles[profile] === undefined) {
     throw unknownProfile(profile, Object.keys(store.profiles), 'config use');
   }

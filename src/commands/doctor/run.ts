@@ -9,6 +9,7 @@ import type { Context, Settings } from '../../cli/context.js';
 import type { doctorFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
 import { maskUserinfo } from '../../client/base-url.js';
+import * as models from '../../client/resources/models.js';
 
 /** The result of one check. */
 export interface DoctorCheck {
@@ -67,7 +68,6 @@ async function gatewayChecks(ctx: Context, s: Settings): Promise<DoctorCheck[]> 
       },
     ];
   }
-  const models = await import('../../client/resources/models.js');
   const started = Date.now();
   try {
     const client = await ctx.client({ token: false });

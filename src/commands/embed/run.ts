@@ -2,6 +2,7 @@ import type { Context } from '../../cli/context.js';
 import type { embedFlags } from './index.js';
 import { readLines } from '../shared/text.js';
 import type { Flags } from '../../cli/verb.js';
+import * as embeddings from '../../client/resources/embeddings.js';
 
 /** How many leading values of each vector the table shows. */
 const SHOWN = 4;
@@ -14,7 +15,6 @@ export default async function run(
 ): Promise<void> {
   const model = ctx.model(opts.model, 'embed');
   const input = await readLines(ctx, texts, opts.file);
-  const embeddings = await import('../../client/resources/embeddings.js');
   const client = await ctx.client();
   const res = await embeddings.create(client, { model, input }, { signal: ctx.signal });
   await ctx.out.result(res.data, (data) => {

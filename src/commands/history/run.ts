@@ -3,6 +3,9 @@ import type { JournalEntry, JournalKind } from '../../core/journal.js';
 import type { Context } from '../../cli/context.js';
 import type { historyFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
+import * as videos from '../../client/resources/videos.js';
+import * as tasks from '../../client/resources/beta-tasks.js';
+import * as assets from '../../client/resources/beta-assets.js';
 
 /**
  * Asks the gateway for an entry's current state; undefined when this entry cannot be asked (an asset group has
@@ -12,16 +15,13 @@ type Refresher = (client: GatewayClient, e: JournalEntry, signal: AbortSignal) =
 
 const REFRESHERS: Partial<Record<JournalKind, Refresher>> = {
   video: async (client, e, signal) => {
-    const videos = await import('../../client/resources/videos.js');
     return (await videos.retrieve(client, e.id, { signal })).data.status;
   },
   'beta-task': async (client, e, signal) => {
-    const tasks = await import('../../client/resources/beta-tasks.js');
     return (await tasks.retrieve(client, e.id, { signal })).data.status;
   },
   'beta-asset': async (client, e, signal) => {
     if (e.extra?.object === 'group' || e.model === undefined) return undefined;
-    const assets = await import('../../client/resources/beta-assets.js');
     return (await assets.getAsset(client, { model: e.model, Id: e.id }, { signal })).data.Result.Status;
   },
 };

@@ -8,6 +8,10 @@ import type { ApiResult } from '../../client/gateway-client.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { imageFlagFields } from './flags.js';
+import { checkSaveDir } from '../../core/download.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fsError } from '../../core/fs-errors.js';
+import * as path from 'node:path';
 
 /** Flags of both image commands, as parsed. */
 export type ImageOptions = Flags<typeof imageFlagFields> & { image?: string[] };
@@ -45,16 +49,13 @@ function extension(bytes: Buffer): string {
 }
 
 /** Refuses (exit 2, before the billable request) an `--out` where the images could not be saved. */
-export async function checkImageOut(o: { out?: string | undefined }): Promise<void> {
+export function checkImageOut(o: { out?: string | undefined }): void {
   if (o.out === undefined) return;
-  const { checkSaveDir } = await import('../../core/download.js');
   checkSaveDir(o.out, '--out');
 }
 
 /** Writes one image as `<base>.<ext>`, or `<base>-2.<ext>`… when the name exists and `force` is off. */
 export async function saveImage(dir: string, base: string, bytes: Buffer, force: boolean): Promise<string> {
-  const { mkdir, writeFile } = await import('node:fs/promises');
-  const path = await import('node:path');
   await mkdir(dir, { recursive: true });
   const ext = extension(bytes);
   for (let k = 1; ; k++) {
@@ -64,7 +65,6 @@ export async function saveImage(dir: string, base: string, bytes: Buffer, force:
       return file;
     } catch (e) {
       if ((e as { code?: unknown }).code === 'EEXIST') continue;
-      const { fsError } = await import('../../core/fs-errors.js');
       throw fsError(e, { path: file, action: 'write' });
     }
   }

@@ -3,6 +3,7 @@ import type { Flags } from '../../cli/verb.js';
 import { readPrompt } from '../shared/text.js';
 import { checkImageOut, imageBody, printImages } from './common.js';
 import type { editFlags } from './edit.js';
+import * as images from '../../client/resources/images.js';
 
 /** Edits images; prints URLs or the paths of the saved files. */
 export default async function run(
@@ -14,8 +15,7 @@ export default async function run(
     ...imageBody(await readPrompt(ctx, words), { ...opts, model: ctx.model(opts.model, 'image') }),
     images: opts.image.map((url) => ({ image_url: url })),
   };
-  await checkImageOut(opts);
-  const images = await import('../../client/resources/images.js');
+  checkImageOut(opts);
   const client = await ctx.client();
   const res = await images.edit(client, body, { signal: ctx.signal });
   await printImages(ctx, res, opts, {

@@ -252,8 +252,9 @@ async function verdict(
  * printed). Its series are labelled job="gw_load", instance=<host>, run=<the command's trace id>.
  */
 async function remoteWrite(ctx: Context, url: string): Promise<RemoteWrite> {
+  // Remote write (protobuf and snappy) loads only for --remote-write.
   const { RemoteWrite } = await import('../../load/remote-write.js');
-  const labels = { job: 'gw_load', instance: hostname(), run: (await ctx.trace()).traceId };
+  const labels = { job: 'gw_load', instance: hostname(), run: ctx.trace().traceId };
   const rw = new RemoteWrite({ url, labels, env: ctx.io.env, warn: (t) => ctx.out.warn(t) });
   rw.start();
   ctx.atClose(() => rw.close());

@@ -3,11 +3,14 @@ import { readToken } from '../config/profile.js';
 import type { Context } from '../../cli/context.js';
 import type { loginFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
+import { normalizeBaseUrl, BaseUrlError } from '../../client/base-url.js';
+import * as models from '../../client/resources/models.js';
+import { AuthenticationError, PermissionDeniedError } from '../../client/errors.js';
 
 /** Logs in: base URL and token (asked on a terminal), checked with GET /v1/models, saved as the profile. */
 export default async function run(ctx: Context, opts: Flags<typeof loginFlags>): Promise<void> {
   ctx.creatingProfile = true;
-  const store = await ctx.config();
+  const store = ctx.config();
   const profileName = ctx.globals.profile ?? (ctx.io.env.GW_PROFILE || undefined) ?? store.current;
   const existing = store.profile(profileName);
   let baseUrl = ctx.globals.baseUrl;
@@ -28,7 +31,7 @@ export default async function run(ctx: Context, opts: Flags<typeof loginFlags>):
       { input: ctx.io.stdin, output: ctx.io.stderr },
     );
   }
-  baseUrl = await normalizedBaseUrl(baseUrl);
+  baseUrl = normalizedBaseUrl(baseUrl);
   const { token, models } = await checkedToken(ctx, baseUrl, opts.tokenStdin === true);
   if ((ctx.io.env.GW_TOKEN ?? '') !== '') {
     ctx.out.warn(
@@ -52,10 +55,6 @@ async function checkedToken(
   baseUrl: string,
   fromStdin: boolean,
 ): Promise<{ token: string; models: number }> {
-  const [models, { AuthenticationError, PermissionDeniedError }] = await Promise.all([
-    import('../../client/resources/models.js'),
-    import('../../client/errors.js'),
-  ]);
   for (let attempt = 1; ; attempt++) {
     const token = await readToken(ctx, fromStdin);
     try {
@@ -72,8 +71,7 @@ async function checkedToken(
 }
 
 /** The base URL as every other place stores it (one trailing /v1 and slashes dropped); a bad one is exit 2. */
-async function normalizedBaseUrl(text: string): Promise<string> {
-  const { normalizeBaseUrl, BaseUrlError } = await import('../../client/base-url.js');
+function normalizedBaseUrl(text: string): string {
   try {
     return normalizeBaseUrl(text);
   } catch (e) {

@@ -11,6 +11,7 @@ import {
   wantStream,
 } from '../shared/text.js';
 import type { Flags } from '../../cli/verb.js';
+import * as messages from '../../client/resources/messages.js';
 
 function checkThinking(budget: number, maxTokens: number): void {
   if (budget < THINKING_MIN || budget >= maxTokens) {
@@ -40,7 +41,6 @@ export default async function run(
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
   const call = { signal: ctx.signal, compatVersion: opts.compatVersion, compatBeta: opts.compatBeta };
 
-  const messages = await import('../../client/resources/messages.js');
   const client = await ctx.client();
   let final: MessageObject | undefined;
   if (wantStream(ctx, opts.stream)) {

@@ -1,12 +1,12 @@
 import type { Context } from '../../cli/context.js';
 import { formatLocalTime } from '../video/shared.js';
+import { saveModelIds } from '../../core/model-cache.js';
+import * as models from '../../client/resources/models.js';
 
 /** Lists the models (and caches their ids for shell completion). */
 export default async function run(ctx: Context): Promise<void> {
-  const models = await import('../../client/resources/models.js');
   const client = await ctx.client();
   const res = await models.list(client, { signal: ctx.signal });
-  const { saveModelIds } = await import('../../core/model-cache.js');
   saveModelIds(
     ctx.io.env,
     client.baseUrl,

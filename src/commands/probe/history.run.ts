@@ -1,22 +1,20 @@
-import type { HistoryView } from '../../probe/history-view.js';
 import type { CommandLike } from '../../report/index.js';
 import type { Context } from '../../cli/context.js';
 import type { probeHistoryFlags } from './history.js';
 import type { Flags } from '../../cli/verb.js';
+import { gatewayKey, viewHistory, type HistoryView } from '../../probe/history-view.js';
+import { formatDuration } from '../../core/duration.js';
+import { readHistory } from '../../probe/history.js';
+import { stateDir } from '../../core/paths.js';
 
 /** Uptime, percentiles and changes from the probe history. */
 export default async function run(ctx: Context, opts: Flags<typeof probeHistoryFlags>): Promise<number> {
   const command = ctx.command as CommandLike;
   const parent = ctx.command?.parent;
-  const [{ formatDuration }, { readHistory }, { viewHistory, gatewayKey }, { stateDir }] = await Promise.all([
-    import('../../core/duration.js'),
-    import('../../probe/history.js'),
-    import('../../probe/history-view.js'),
-    import('../../core/paths.js'),
-  ]);
   const sinceMs = opts.since ?? 7 * 24 * 3_600_000;
   // `gw probe --html f history`: a flag written before the subcommand's name is the parent's.
   const htmlFile = opts.html ?? parent?.opts<{ html?: string }>().html;
+  // The HTML reports (their charts, hdr-histogram) load only for --html.
   const html = htmlFile !== undefined ? await import('../../report/index.js') : undefined;
   const writeHtml = html?.htmlReport(htmlFile as string, command, html.historyHtml, ctx.redactor);
   const all = readHistory(stateDir(ctx.io.env));

@@ -4,9 +4,26 @@ import type { CommandLike } from '../../report/index.js';
 import type { Flags } from '../../cli/verb.js';
 import type { probeFlags } from './index.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
-import type { ProbeSim } from '../../probe/sim.js';
-import type { AllModelsSettings, ProbeOptions, ProbeSinks } from '../../probe/probe.js';
-import type * as runnerModule from '../../probe/runner.js';
+// Every probe needs the client (undici), which ctx.client() imports: loaded with this module, its file reads overlap
+// the probe's own, and ctx.client() finds it loaded.
+import '../../client/gateway-client.js';
+import { loadProbeSim, startFullProbeSim, type ProbeSim } from '../../probe/sim.js';
+import {
+  askOf,
+  runProbe,
+  type AllModelsSettings,
+  type ProbeOptions,
+  type ProbeSinks,
+} from '../../probe/probe.js';
+import * as runner from '../../probe/runner.js';
+import * as b from '../../probe/baseline.js';
+import { appendHistory, readHistory, toHistoryRun } from '../../probe/history.js';
+import { LiveLines, printTable, summaryLine } from '../../probe/report.js';
+import { asProbeReport, probeReportSchema } from '../../probe/report-schema.js';
+import { stateDir } from '../../core/paths.js';
+import { readJsonDocument } from '../../core/json-file.js';
+import { prepareReportPath } from '../../report/output.js';
+import { writeJUnit } from '../../report/junit.js';
 import type { ProbeAsk, ProbeReport, Selection } from '../../probe/runner.js';
 import { UsageError } from '../../core/errors.js';
 import { readPrices } from '../shared/prices.js';
@@ -14,47 +31,34 @@ import type { WatchSettings } from '../../probe/watch-command.js';
 import { startOtlp } from '../shared/otlp.js';
 
 type ProbeFlags = Flags<typeof probeFlags>;
-type Runner = typeof runnerModule;
 
 /** An image the simulator accepts as public (it never fetches it). */
 const SIM_PROBE_IMAGE = 'https://example.com/gw-probe.png';
 
 /** Runs the checklist (once, or every --every). Every flag was parsed and checked before this module loaded. */
 export default async function run(ctx: Context, f: ProbeFlags): Promise<number> {
-  // The code the first check needs loads at once (the file reads overlap).
-  const simCode =
-    f.sim === true && f.allModels !== true
-      ? import('../../probe/sim.js').then((m) => m.loadProbeSim())
-      : undefined;
-  // ctx.client() imports the client (undici): started now, its file reads overlap the simulator's and the probe's.
-  const clientCode = import('../../client/gateway-client.js');
-  for (const p of [simCode, clientCode]) p?.catch(() => {}); // awaited below; must not count as unhandled first
-  const [runner, probe] = await Promise.all([
-    import('../../probe/runner.js'),
-    import('../../probe/probe.js'),
-  ]);
+  // The simulator's code loads at once (its file reads overlap the checks' set-up).
+  const simCode = f.sim === true && f.allModels !== true ? loadProbeSim() : undefined;
+  simCode?.catch(() => {}); // awaited below; must not count as unhandled first
   const watching = f.every !== undefined;
-  const selection = selectionOf(runner, f, watching);
+  const selection = selectionOf(f, watching);
   // The report paths are checked before any request (a missing directory is exit 2).
-  if (f.junit !== undefined) (await import('../../report/output.js')).prepareReportPath(f.junit, 'junit');
+  if (f.junit !== undefined) prepareReportPath(f.junit, 'junit');
   const writeHtml = f.html !== undefined ? await htmlWriter(ctx, f.html) : undefined;
   const sim =
-    f.allModels === true && f.sim === true
-      ? await (await import('../../probe/sim.js')).startFullProbeSim()
-      : await (await simCode)?.start();
+    f.allModels === true && f.sim === true ? await startFullProbeSim() : await (await simCode)?.start();
   try {
     // Fail on configuration (exit 3) before any check runs.
-    await clientCode;
     await startOtlp(ctx, f.otlp);
     const client = await ctx.client(sim ? { baseUrl: sim.baseUrl, tokenValue: sim.token } : {});
-    const options = probeOptions(ctx, f, { runner, selection, client, sim });
+    const options = probeOptions(ctx, f, { selection, client, sim });
     // Read (and a file checked) before any request: a baseline of another gateway or other checks is exit 2.
     if (f.prices !== undefined) options.prices = await readPrices(f.prices, ctx.signal);
     if (f.baseline !== undefined)
-      options.baseline = await baselineOf(ctx, f, f.baseline, probe.askOf(options), client);
-    const record = f.history && f.sim !== true ? await historyWriter(ctx) : undefined;
+      options.baseline = await baselineOf(ctx, f, f.baseline, askOf(options), client);
+    const record = f.history && f.sim !== true ? historyWriter(ctx) : undefined;
     const runOnce = async (sinks: ProbeSinks = {}): Promise<ProbeReport> => {
-      const report = await probe.runProbe({ ...options, sinks: { ...options.sinks, ...sinks } });
+      const report = await runProbe({ ...options, sinks: { ...options.sinks, ...sinks } });
       if (sim === undefined) journalStates(ctx, report);
       sim?.clearLog?.();
       return report;
@@ -63,10 +67,9 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
       return await watchRuns(ctx, watchSettings(f, f.every), client.baseUrl, runOnce, record);
     const result = await runWithLiveLines(ctx, f, selection, runOnce);
     record?.(result);
-    if (f.junit !== undefined) await (await import('../../report/junit.js')).writeJUnit(f.junit, result);
+    if (f.junit !== undefined) await writeJUnit(f.junit, result);
     await writeHtml?.(result, result.gateway);
-    // The table's renderer loads only for a person (a --json run never loads it).
-    await ctx.out.result(result, async (r) => (await import('../../probe/report.js')).printTable(ctx.out, r));
+    await ctx.out.result(result, (r) => printTable(ctx.out, r));
     return runner.exitCodeOf(result, f.failOn ?? 'failures');
   } finally {
     await sim?.close();
@@ -74,7 +77,7 @@ export default async function run(ctx: Context, f: ProbeFlags): Promise<number> 
 }
 
 /** The checks to run; a watch leaves out the video (a paid video every run) unless --only names it. */
-function selectionOf(runner: Runner, f: ProbeFlags, watching: boolean): Selection {
+function selectionOf(f: ProbeFlags, watching: boolean): Selection {
   const selection = runner.selectChecks({
     extended: f.extended === true,
     only: f.only ?? [],
@@ -94,10 +97,10 @@ function selectionOf(runner: Runner, f: ProbeFlags, watching: boolean): Selectio
 function probeOptions(
   ctx: Context,
   f: ProbeFlags,
-  o: { runner: Runner; selection: Selection; client: GatewayClient; sim: ProbeSim | undefined },
+  o: { selection: Selection; client: GatewayClient; sim: ProbeSim | undefined },
 ): ProbeOptions {
   const { sim } = o;
-  const plan = o.runner.planModels({ models: f.model, ...f }, ctx.settings().profile.probe, o.selection.run);
+  const plan = runner.planModels({ models: f.model, ...f }, ctx.settings().profile.probe, o.selection.run);
   return {
     client: o.client,
     selection: o.selection,
@@ -149,7 +152,6 @@ async function runWithLiveLines(
       () => spinner.stop(),
     );
   }
-  const { LiveLines } = await import('../../probe/report.js');
   const live = new LiveLines(
     (s) => ctx.out.io.stderr.write(s),
     selection.listed.map((c) => c.id),
@@ -183,10 +185,8 @@ async function watchRuns(
   runOnce: () => Promise<ProbeReport>,
   record: ((r: ProbeReport) => void) | undefined,
 ): Promise<number> {
-  const [{ runWatch }, { summaryLine }] = await Promise.all([
-    import('../../probe/watch-command.js'),
-    import('../../probe/report.js'),
-  ]);
+  // The watch brings the metrics endpoint (prom-client): loaded only for --every.
+  const { runWatch } = await import('../../probe/watch-command.js');
   const end = await runWatch({
     settings,
     gateway,
@@ -225,23 +225,14 @@ async function baselineOf(
   asked: ProbeAsk,
   client: GatewayClient,
 ): Promise<NonNullable<ProbeOptions['baseline']>> {
-  const b = await import('../../probe/baseline.js');
   const gateway = client.baseUrl;
   const tolerance = f.tolerance ?? DEFAULT_BASELINE_TOLERANCE;
   if (source === 'last') {
-    const [{ readHistory }, { stateDir }] = await Promise.all([
-      import('../../probe/history.js'),
-      import('../../core/paths.js'),
-    ]);
     const found = b.lastComparable(readHistory(stateDir(ctx.io.env)), gateway, asked);
     return 'run' in found
       ? { source, tolerance, run: b.baselineOfHistory(found.run, source) }
       : { source, tolerance, reason: found.reason };
   }
-  const [{ readJsonDocument }, { probeReportSchema, asProbeReport }] = await Promise.all([
-    import('../../core/json-file.js'),
-    import('../../probe/report-schema.js'),
-  ]);
   const doc = await readJsonDocument(source, probeReportSchema, '--baseline', ctx.signal);
   const run = b.baselineOfReport(asProbeReport(doc), source);
   const why = b.incomparable(run, gateway, asked);
@@ -264,16 +255,13 @@ async function htmlWriter(
   ctx: Context,
   file: string,
 ): Promise<(r: ProbeReport, gateway: string) => Promise<void>> {
+  // The HTML reports (their charts, hdr-histogram) load only for --html.
   const html = await import('../../report/index.js');
   return html.htmlReport(file, ctx.command as CommandLike, html.probeHtml, ctx.redactor);
 }
 
 /** Appends each run to the probe history (a failure to write is a warning: the probe's answer matters more). */
-async function historyWriter(ctx: Context): Promise<(r: ProbeReport) => void> {
-  const [{ appendHistory, toHistoryRun }, { stateDir }] = await Promise.all([
-    import('../../probe/history.js'),
-    import('../../core/paths.js'),
-  ]);
+function historyWriter(ctx: Context): (r: ProbeReport) => void {
   const dir = stateDir(ctx.io.env);
   return (r) => {
     const problem = appendHistory(dir, toHistoryRun(r));

@@ -11,6 +11,7 @@ import {
   wantStream,
 } from '../shared/text.js';
 import type { Flags } from '../../cli/verb.js';
+import * as responses from '../../client/resources/responses.js';
 
 /** Sends one responses call and prints the output text (streamed or whole). */
 export default async function run(
@@ -24,7 +25,6 @@ export default async function run(
     model,
     input: [{ role: 'user', content: [{ type: 'input_text' as const, text: prompt }] }],
   };
-  const responses = await import('../../client/resources/responses.js');
   const client = await ctx.client();
   let final: ResponseObject | undefined;
   let requestId: string | undefined;

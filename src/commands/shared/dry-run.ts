@@ -5,7 +5,7 @@
  * details: the clip-1.1 rate, the beta SKU candidates); without --json the request line, the body and one
  * `price:` line on stdout. Notes, and that nothing was sent, go to stderr.
  */
-import type { Estimate } from '../../contract/estimate.js';
+import { type Estimate, estimateRequest } from '../../contract/estimate.js';
 import type { Context } from '../../cli/context.js';
 
 /** The one `price:` line of an estimate. */
@@ -28,7 +28,6 @@ export async function printDryRun(
     notes?: (price: Estimate) => readonly string[];
   },
 ): Promise<void> {
-  const { estimateRequest } = await import('../../contract/estimate.js');
   const price = estimateRequest(o.path, o.body);
   const body = o.shown ?? o.body;
   await ctx.out.result({ method: 'POST', path: o.path, body, price }, () => {

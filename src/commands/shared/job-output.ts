@@ -4,7 +4,7 @@
  * billed, and the shell-quoted resume command.
  */
 import type { Context } from '../../cli/context.js';
-import type { DownloadResult } from '../../core/download.js';
+import { type DownloadResult, checkTarget } from '../../core/download.js';
 import { UsageError } from '../../core/errors.js';
 
 /**
@@ -49,7 +49,6 @@ export async function checkCreateDownloadTarget(file: string, downloadVerb: stri
       field: 'download',
     });
   }
-  const { checkTarget } = await import('../../core/download.js');
   try {
     await checkTarget(file, false, { allowDirectory: true });
   } catch (e) {

@@ -6,6 +6,7 @@ import { fstatSync } from 'node:fs';
 import { UsageError } from '../../core/errors.js';
 import { readAll } from '../../ui/io.js';
 import type { Context } from '../../cli/context.js';
+import { LOCAL_LIMITS, readLocalText } from '../../core/local-file.js';
 
 /**
  * True when standard input is a pipe or a file given to gw (`echo text | gw chat …`, `gw chat … < f`). Arguments
@@ -54,7 +55,6 @@ export async function readLines(
   if (args.length > 0) return [...args];
   let text = '';
   if (file !== undefined) {
-    const { LOCAL_LIMITS, readLocalText } = await import('../../core/local-file.js');
     text = await readLocalText(file, {
       flag: '--file',
       field: 'file',

@@ -4,11 +4,12 @@ import type { LoggedRequest } from '../../sim/server.js';
 import type { Context } from '../../cli/context.js';
 import type { simFlags } from './index.js';
 import type { Flags } from '../../cli/verb.js';
+import { LOCAL_LIMITS, parseLocalJson, readLocalText } from '../../core/local-file.js';
+import { asSimConfigInput, simConfigProblems } from '../../sim/config-check.js';
+import { SimListenError, startSim } from '../../sim/server.js';
 
 /** Reads and checks `--config` (exit 2 naming the file and the field on any problem). */
 async function readSimConfig(path: string, signal: AbortSignal): Promise<SimConfigInput> {
-  const { LOCAL_LIMITS, parseLocalJson, readLocalText } = await import('../../core/local-file.js');
-  const { asSimConfigInput, simConfigProblems } = await import('../../sim/config-check.js');
   const text = await readLocalText(path, {
     flag: '--config',
     field: '--config',
@@ -24,8 +25,7 @@ async function readSimConfig(path: string, signal: AbortSignal): Promise<SimConf
 }
 
 /** A port in use is exit 1 with a hint; a host that is no local address is exit 2. */
-async function simStartError(e: unknown): Promise<unknown> {
-  const { SimListenError } = await import('../../sim/server.js');
+function simStartError(e: unknown): unknown {
   if (!(e instanceof SimListenError)) return e;
   if (e.reason === 'bad_host')
     return new UsageError(`host: ${e.message}`, { field: 'host', hint: 'use 127.0.0.1, ::1 or 0.0.0.0' });
@@ -83,14 +83,13 @@ function logLine(ctx: Context, r: LoggedRequest): void {
 /** Runs the simulator until Ctrl-C / SIGTERM. */
 export default async function run(ctx: Context, opts: Flags<typeof simFlags>): Promise<number> {
   const port = opts.port;
-  const { startSim } = await import('../../sim/server.js');
   const input = opts.config !== undefined ? await readSimConfig(opts.config, ctx.signal) : {};
   // Flags win over the config file, which wins over the defaults.
   const host = opts.host ?? input.host ?? '127.0.0.1';
   const onRequest = opts.log === true ? (r: LoggedRequest) => logLine(ctx, r) : undefined;
   const sim = await startSim({ ...input, host, port: port ?? input.port ?? 8787, onRequest }).catch(
-    async (e: unknown) => {
-      throw await simStartError(e);
+    (e: unknown) => {
+      throw simStartError(e);
     },
   );
   const tokens = Object.keys(sim.sim.config.tokens);

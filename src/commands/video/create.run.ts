@@ -4,15 +4,13 @@ import type { createFlags } from './create.js';
 import { printDryRun } from '../shared/dry-run.js';
 import { checkCreateDownloadTarget } from '../shared/job-output.js';
 import { waitAndDownloadVideo } from './wait.run.js';
+import { isVideoUrl, videoCreateWarnings } from '../../contract/video.js';
+import * as videos from '../../client/resources/videos.js';
 
 type CreateFlags = Flags<typeof createFlags>;
 
 /** The §2.3 body from the flags: `--ref` images as `{image_url}` objects (videos as URL strings). */
-async function buildBody(
-  prompt: string,
-  f: CreateFlags & { model: string },
-): Promise<Record<string, unknown>> {
-  const { isVideoUrl } = await import('../../contract/video.js');
+function buildBody(prompt: string, f: CreateFlags & { model: string }): Record<string, unknown> {
   const body: Record<string, unknown> = { model: f.model, prompt };
   const seconds = f.seconds;
   if (seconds !== undefined) body.seconds = seconds;
@@ -45,9 +43,7 @@ async function dryRun(ctx: Context, body: Record<string, unknown>): Promise<void
 /** Creates the video (or prints the dry run); with --wait/--download follows it. */
 export default async function run(ctx: Context, flags: CreateFlags, prompt: string): Promise<void> {
   const f = { ...flags, model: ctx.model(flags.model, 'video') };
-  const videos = await import('../../client/resources/videos.js');
-  const { videoCreateWarnings } = await import('../../contract/video.js');
-  const body = await buildBody(prompt, f);
+  const body = buildBody(prompt, f);
   if (ctx.globals.validate) {
     videos.validateCreate(body);
     // Recommendations (1 to 9 r2v images) warn; they are not rules.

@@ -1,12 +1,15 @@
 import { GatewayError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
-import type { DownloadResult } from '../../core/download.js';
+import { type DownloadResult, download, checkTarget, outputPath } from '../../core/download.js';
 import { downloadJson } from '../shared/job-output.js';
 import { GwError } from '../../core/errors.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { downloadFlags } from './download.js';
 import { formatLocalTime, formatRelative, resumeCommand } from './shared.js';
+import { videoSource } from '../../core/download-sources.js';
+import { isVideoSuccess, videoExpiresAt } from '../../contract/video.js';
+import * as videos from '../../client/resources/videos.js';
 
 const RENEWAL = 'renewal of expired result URLs is outside the contract';
 
@@ -28,10 +31,6 @@ export async function downloadVideo(
   id: string,
   o: { file: string; force: boolean; sha256?: boolean | undefined },
 ): Promise<DownloadResult> {
-  const videos = await import('../../client/resources/videos.js');
-  const { download, checkTarget } = await import('../../core/download.js');
-  const { videoSource } = await import('../../core/download-sources.js');
-  const { isVideoSuccess, videoExpiresAt } = await import('../../contract/video.js');
   await checkTarget(o.file, o.force);
   const rec = await videos.retrieve(client, id, { signal: ctx.signal });
   const state = rec.data.status;
@@ -96,7 +95,6 @@ export default async function run(
   opts: Flags<typeof downloadFlags>,
   id: string,
 ): Promise<void> {
-  const { outputPath } = await import('../../core/download.js');
   const file = outputPath(opts.output ?? `${id}.mp4`, `${id}.mp4`);
   const client = await ctx.client();
   const r = await downloadVideo(ctx, client, id, { file, force: opts.force, sha256: opts.sha256 });

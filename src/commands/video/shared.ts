@@ -1,6 +1,7 @@
 /** Helpers shared by the `gw video` verbs and `gw history`: time formatting, record rows. */
 import { shellWord } from '../shared/job-output.js';
 import type { Cell } from '../../ui/output.js';
+import { videoError, videoExpiresAt, videoResultUrl } from '../../contract/video.js';
 
 // The one date format lives with the output (ui/output.ts); re-exported for the verbs that print dates.
 export { formatLocalTime, formatRelative } from '../../ui/output.js';
@@ -11,13 +12,12 @@ export function resumeCommand(id: string, download?: string): string {
 }
 
 /** `key: value` rows of a video record: state, result URL, times as `time` prints them (`ctx.out.time`). */
-export async function videoRows(
+export function videoRows(
   record: Record<string, unknown>,
   requestId: string | undefined,
   time: (d: Date) => string,
   now: number = Date.now(),
-): Promise<Array<[string, Cell]>> {
-  const { videoError, videoExpiresAt, videoResultUrl } = await import('../../contract/video.js');
+): Array<[string, Cell]> {
   const str = (v: unknown): string | undefined =>
     typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
   const expires = videoExpiresAt(record);

@@ -1,6 +1,6 @@
 import type { ApiResult, GatewayClient } from '../../client/gateway-client.js';
 import { GatewayError } from '../../client/errors.js';
-import type { VideoRecord } from '../../contract/video.js';
+import { type VideoRecord, isVideoFailure } from '../../contract/video.js';
 import { formatDuration } from '../../core/duration.js';
 import { InterruptedError, TaskNotSucceededError, TimeLimitError, UsageError } from '../../core/errors.js';
 import { downloadJson, printWaitOutcome } from '../shared/job-output.js';
@@ -10,6 +10,9 @@ import { isTimeout, isInterrupted } from '../../core/error-map.js';
 import { clockOf } from '../../ui/io.js';
 import type { Flags } from '../../cli/verb.js';
 import type { waitFlags } from './wait.js';
+import { downloadVideo } from './download.run.js';
+import { outputPath, checkTarget } from '../../core/download.js';
+import * as videos from '../../client/resources/videos.js';
 
 /** Limits of a wait. */
 export interface VideoWaitLimits {
@@ -36,7 +39,6 @@ export async function waitForVideo(
   id: string,
   limits: VideoWaitLimits = {},
 ): Promise<ApiResult<VideoRecord>> {
-  const videos = await import('../../client/resources/videos.js');
   const journal = ctx.journal();
   const spinner = await ctx.progress.spinner(`${id} waiting`);
   const started = Date.now();
@@ -116,7 +118,6 @@ export async function waitAndDownloadVideo(
     sha256?: boolean | undefined;
   },
 ): Promise<void> {
-  const { isVideoFailure } = await import('../../contract/video.js');
   let final: VideoRecord | undefined;
   await waitForVideo(ctx, client, id, {
     timeoutMs: o.timeoutMs,
@@ -129,8 +130,6 @@ export async function waitAndDownloadVideo(
     },
   });
   if (o.download === undefined) return;
-  const { downloadVideo } = await import('./download.run.js');
-  const { outputPath } = await import('../../core/download.js');
   const file = outputPath(o.download, `${id}.mp4`);
   const r = await downloadVideo(ctx, client, id, { file, force: false, sha256: o.sha256 });
   await ctx.out.result({ id, video: final, download: downloadJson(r) }, () =>
@@ -148,7 +147,6 @@ export default async function run(ctx: Context, opts: Flags<typeof waitFlags>, i
     });
   }
   if (opts.download !== undefined) {
-    const { checkTarget } = await import('../../core/download.js');
     await checkTarget(opts.download, false, { allowDirectory: true });
   }
   const client = await ctx.client();

@@ -4,6 +4,8 @@ import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { assetCreateFlags } from './create.js';
 import { assetModel } from './ids.js';
+import { createAsset } from './journaled.js';
+import { watchAssets, assertAllActive } from './wait.run.js';
 
 /** Registers an asset from a URL; prints its id (with --wait, follows it to Active). */
 export default async function run(ctx: Context, o: Flags<typeof assetCreateFlags>): Promise<void> {
@@ -18,7 +20,6 @@ export default async function run(ctx: Context, o: Flags<typeof assetCreateFlags
     );
   }
   const timeoutMs = ctx.waitLimitMs();
-  const { createAsset } = await import('./journaled.js');
   const client = await ctx.client();
   const name = opts.name ?? defaultAssetName(opts.url);
   const { id, data } = await createAsset(ctx, client, { ...opts, type, name });
@@ -27,7 +28,6 @@ export default async function run(ctx: Context, o: Flags<typeof assetCreateFlags
     return;
   }
   ctx.out.humanLine(id);
-  const { watchAssets, assertAllActive } = await import('./wait.run.js');
   const [asset] = await watchAssets(ctx, client, opts.model, [id], { timeoutMs });
   await ctx.out.result({ id, asset }, () => {
     if (asset?.Status === 'Active') ctx.out.note(`asset ${id} is Active: use it as asset://${id}`);

@@ -5,6 +5,7 @@ import type { Flags } from '../../../cli/verb.js';
 import type { assetGetFlags } from './get.js';
 import { formatLocalTime } from '../../video/shared.js';
 import { assetId, assetModel } from './ids.js';
+import * as assets from '../../../client/resources/beta-assets.js';
 
 /** A time field of an asset (ISO text or epoch seconds) in gw's one date format; anything else as sent. */
 function asTime(v: string | number): string | number {
@@ -20,7 +21,6 @@ export default async function run(
 ): Promise<void> {
   const id = assetId(ref);
   const model = assetModel(ctx, opts.model);
-  const assets = await import('../../../client/resources/beta-assets.js');
   const client = await ctx.client();
   const res = await assets.getAsset(client, { model, Id: id }, { signal: ctx.signal });
   await ctx.out.result(res.data, (d) => human(ctx, d.Result));

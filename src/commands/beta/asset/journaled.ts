@@ -6,6 +6,7 @@
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { AssetCreated } from '../../../contract/beta-assets.js';
 import type { Context } from '../../../cli/context.js';
+import * as assets from '../../../client/resources/beta-assets.js';
 
 /** What a create answered: the new id, and the gateway's body for --json. */
 export interface Created {
@@ -19,7 +20,6 @@ export async function createGroup(
   client: GatewayClient,
   g: { model: string; name: string; description?: string | undefined },
 ): Promise<Created> {
-  const assets = await import('../../../client/resources/beta-assets.js');
   const res = await assets.createGroup(
     client,
     { model: g.model, Name: g.name, Description: g.description },
@@ -42,7 +42,6 @@ export async function createAsset(
   client: GatewayClient,
   a: { model: string; group: string; url: string; type: string; name: string },
 ): Promise<Created> {
-  const assets = await import('../../../client/resources/beta-assets.js');
   const res = await assets.createAsset(
     client,
     { model: a.model, GroupId: a.group, URL: a.url, AssetType: a.type, Name: a.name },

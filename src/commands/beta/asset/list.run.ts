@@ -4,13 +4,13 @@ import type { Flags } from '../../../cli/verb.js';
 import type { assetListFlags } from './list.js';
 import { walkPages } from '../pages.js';
 import { assetModel } from './ids.js';
+import * as assets from '../../../client/resources/beta-assets.js';
 
 /** Lists the assets of groups (every page with --all). */
 export default async function run(ctx: Context, opts: Flags<typeof assetListFlags>): Promise<void> {
   const model = assetModel(ctx, opts.model);
   const first = opts.page ?? 1;
   const pageSize = opts.pageSize;
-  const assets = await import('../../../client/resources/beta-assets.js');
   const client = await ctx.client();
   const { items, total, body } = await walkPages<Asset>(
     { first, pageSize, all: opts.all === true },

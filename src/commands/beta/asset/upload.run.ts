@@ -12,6 +12,7 @@ import { assetModel } from './ids.js';
 import { ask, isPromptExit, newGroup, type Plan } from './upload-flow.js';
 import { assertAllActive, assetResumeCommand, watchAssets } from './wait.run.js';
 import { isInterrupted } from '../../../core/error-map.js';
+import { createAsset } from './journaled.js';
 
 /** Registers URLs as assets, watches them, prints their asset:// references. */
 export default async function run(ctx: Context, o: Flags<typeof uploadFlags>): Promise<void> {
@@ -33,7 +34,6 @@ export default async function run(ctx: Context, o: Flags<typeof uploadFlags>): P
     }
   }
   const timeoutMs = ctx.waitLimitMs();
-  const { createAsset } = await import('./journaled.js');
   const client = await ctx.client();
   const created: Plan[] = [];
   const ids: string[] = [];

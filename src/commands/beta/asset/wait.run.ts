@@ -9,6 +9,8 @@ import { isTimeout, isInterrupted } from '../../../core/error-map.js';
 import { clockOf } from '../../../ui/io.js';
 import { assetId, assetModel } from './ids.js';
 import { printWaitOutcome } from '../../shared/job-output.js';
+import { poll, pollRequestTimeout } from '../../../client/poll.js';
+import * as assets from '../../../client/resources/beta-assets.js';
 
 /** The command that resumes waiting for these assets. */
 export function assetResumeCommand(ctx: Context, model: string, ids: readonly string[]): string {
@@ -52,8 +54,6 @@ export async function watchAssets(
   ids: readonly string[],
   o: { timeoutMs: number | undefined },
 ): Promise<Asset[]> {
-  const assets = await import('../../../client/resources/beta-assets.js');
-  const { poll, pollRequestTimeout } = await import('../../../client/poll.js');
   const seen = new Map<string, Asset | undefined>(ids.map((id) => [id, undefined]));
   let drawn = 0;
   const draw = (elapsed: number): void => {

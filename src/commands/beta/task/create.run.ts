@@ -4,9 +4,14 @@ import type { Flags } from '../../../cli/verb.js';
 import type { taskCreateFlags } from './create.js';
 import { printDryRun } from '../../shared/dry-run.js';
 import { checkCreateDownloadTarget, downloadJson, shellWord } from '../../shared/job-output.js';
+import { LOCAL_LIMITS, parseLocalJson, readLocalText } from '../../../core/local-file.js';
+import { betaQuoteLines } from '../../../contract/beta.js';
+import { assertSucceeded, followTask, resumeCommand } from './wait.run.js';
+import { downloadTask } from './download.run.js';
+import { outputPath } from '../../../core/download.js';
+import * as tasks from '../../../client/resources/beta-tasks.js';
 
 async function readBodyFile(path: string, signal: AbortSignal): Promise<Record<string, unknown>> {
-  const { LOCAL_LIMITS, parseLocalJson, readLocalText } = await import('../../../core/local-file.js');
   const flag = '--body';
   const text = await readLocalText(path, { flag, field: flag, limit: LOCAL_LIMITS.body, signal });
   return parseLocalJson(text, { flag, path, object: 'the request body' }) as Record<string, unknown>;
@@ -43,7 +48,6 @@ export default async function run(
     },
     base,
   );
-  const tasks = await import('../../../client/resources/beta-tasks.js');
   // Checked once, by the resource's own check, before anything else (a dry run, the connection settings):
   // bad input is exit 2, nothing sent. The client below then skips its check.
   if (ctx.globals.validate) {
@@ -52,7 +56,6 @@ export default async function run(
     body = prepared.body;
   }
   if (opts.dryRun === true) {
-    const { betaQuoteLines } = await import('../../../contract/beta.js');
     await printDryRun(ctx, {
       path: tasks.BETA_TASKS_PATH,
       body,
@@ -77,7 +80,6 @@ export default async function run(
     return;
   }
   ctx.out.humanLine(id);
-  const { assertSucceeded, followTask, resumeCommand } = await import('./wait.run.js');
   const resume =
     opts.download !== undefined
       ? `${resumeCommand(ctx, id)} && gw beta task download ${id} -o ${shellWord(opts.download)}`
@@ -87,8 +89,6 @@ export default async function run(
   assertSucceeded(task);
   let download;
   if (opts.download !== undefined) {
-    const { downloadTask } = await import('./download.run.js');
-    const { outputPath } = await import('../../../core/download.js');
     download = (await downloadTask(ctx, client, task, { file: outputPath(opts.download, `${id}.mp4`) }))
       .video;
     ctx.out.note(`saved ${download.path}`);

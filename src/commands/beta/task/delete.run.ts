@@ -1,9 +1,9 @@
 import { GatewayError } from '../../../client/errors.js';
 import type { Context } from '../../../cli/context.js';
+import * as tasks from '../../../client/resources/beta-tasks.js';
 
 /** Deletes (cancels or hides) one task and says what happened. */
 export default async function run(ctx: Context, _flags: unknown, id: string): Promise<void> {
-  const tasks = await import('../../../client/resources/beta-tasks.js');
   const client = await ctx.client();
   let res;
   try {

@@ -1,11 +1,13 @@
 import type { GatewayClient } from '../../../client/gateway-client.js';
 import type { BetaTask } from '../../../contract/beta.js';
-import type { DownloadResult } from '../../../core/download.js';
+import { type DownloadResult, download, checkTarget, outputPath } from '../../../core/download.js';
 import { GwError, UsageError } from '../../../core/errors.js';
 import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { taskDownloadFlags } from './download.js';
 import { downloadJson } from '../../shared/job-output.js';
+import { resultUrlSource } from '../../../core/download-sources.js';
+import * as tasks from '../../../client/resources/beta-tasks.js';
 
 const TTL_NOTE = 'the result URL stays valid about 24 hours: keep your own copy';
 
@@ -17,8 +19,6 @@ async function fetchTo(
   file: string,
   o: { force?: boolean | undefined; sha256?: boolean | undefined; id?: string | undefined },
 ): Promise<DownloadResult> {
-  const { download } = await import('../../../core/download.js');
-  const { resultUrlSource } = await import('../../../core/download-sources.js');
   const bar = ctx.progress.bar(file === '-' ? 'download' : file, undefined);
   try {
     return await download({
@@ -68,7 +68,6 @@ export async function downloadTask(
       hint: 'create the task with --return-last-frame to get its last frame',
     });
   }
-  const { checkTarget } = await import('../../../core/download.js');
   await checkTarget(o.file, o.force); // refuse before any byte moves
   if (o.lastFrame !== undefined) await checkTarget(o.lastFrame, o.force);
   const out: TaskDownload = {
@@ -95,11 +94,9 @@ export default async function run(
       { field: 'output' },
     );
   }
-  const { checkTarget, outputPath } = await import('../../../core/download.js');
   const file = outputPath(opts.output ?? `${id}.mp4`, `${id}.mp4`);
   await checkTarget(file, opts.force); // refuse before anything is sent
   if (opts.lastFrame !== undefined) await checkTarget(opts.lastFrame, opts.force);
-  const tasks = await import('../../../client/resources/beta-tasks.js');
   const client = await ctx.client();
   const task = (await tasks.retrieve(client, id, { signal: ctx.signal })).data;
   const r = await downloadTask(ctx, client, task, {

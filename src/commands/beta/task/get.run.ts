@@ -2,6 +2,7 @@ import type { BetaTask } from '../../../contract/beta.js';
 import type { Cell } from '../../../ui/output.js';
 import type { Context } from '../../../cli/context.js';
 import { formatLocalTime } from '../../video/shared.js';
+import * as tasks from '../../../client/resources/beta-tasks.js';
 
 function time(s: number | undefined): string | undefined {
   return s !== undefined ? formatLocalTime(new Date(s * 1000)) : undefined;
@@ -39,7 +40,6 @@ export function taskRows(t: BetaTask): Array<[string, Cell]> {
 
 /** Shows one task. */
 export default async function run(ctx: Context, _flags: unknown, id: string): Promise<void> {
-  const tasks = await import('../../../client/resources/beta-tasks.js');
   const client = await ctx.client();
   const res = await tasks.retrieve(client, id, { signal: ctx.signal });
   await ctx.out.result(res.data, (t) => {

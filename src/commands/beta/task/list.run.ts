@@ -5,10 +5,10 @@ import type { Context } from '../../../cli/context.js';
 import type { Flags } from '../../../cli/verb.js';
 import type { taskListFlags } from './list.js';
 import { walkPages } from '../pages.js';
+import * as tasks from '../../../client/resources/beta-tasks.js';
 
 /** Lists the tenant's tasks (every page with --all). */
 export default async function run(ctx: Context, opts: Flags<typeof taskListFlags>): Promise<void> {
-  const tasks = await import('../../../client/resources/beta-tasks.js');
   const page = opts.page ?? 1;
   const pageSize = opts.pageSize;
   const params = { status: opts.status, model: opts.model, taskIds: opts.ids, pageSize };

@@ -8,6 +8,7 @@ import type { taskWaitFlags } from './wait.js';
 import { isTimeout, isInterrupted } from '../../../core/error-map.js';
 import { clockOf } from '../../../ui/io.js';
 import { printWaitOutcome } from '../../shared/job-output.js';
+import * as tasks from '../../../client/resources/beta-tasks.js';
 
 /** The command that resumes a wait (printed on timeout and Ctrl-C). */
 export function resumeCommand(ctx: Context, id: string): string {
@@ -25,7 +26,6 @@ export async function followTask(
   id: string,
   o: { timeoutMs: number | undefined; resume?: string | undefined },
 ): Promise<BetaTask> {
-  const tasks = await import('../../../client/resources/beta-tasks.js');
   const spin = await ctx.progress.spinner(`task ${id}: waiting`);
   let last: BetaTask | undefined;
   let task: BetaTask;
