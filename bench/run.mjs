@@ -5,7 +5,7 @@
 //   npm run bench                 all figures (about 16 minutes on 2 cores, 2 of them probe-models, 8 replay)
 //   npm run bench -- startup      only some sections: startup, download, stream, probe, probe-models, load,
 //                                 replay, telemetry, shards
-//   npm run bench -- --markdown   also print the README table
+//   npm run bench -- --markdown   also print the table of docs/performance.md
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * `gw sim`'s banner can be pasted whatever GW_TOKEN holds: gw masks the token of GW_TOKEN in every line it prints,
- * and the README's batch and load sections leave GW_TOKEN set to the simulator's own token, so a `try:` line naming
- * that token would print as `GW_TOKEN=sk-…0000`.
+ * and the batch and load examples (docs/batch.md, docs/load.md) leave GW_TOKEN set to the simulator's own token,
+ * so a `try:` line naming that token would print as `GW_TOKEN=sk-…0000`.
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
