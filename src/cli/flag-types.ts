@@ -42,6 +42,16 @@ export const duration = (field: string): ReturnType<typeof parsed<number>> =>
 export const positiveDuration = (field: string): ReturnType<typeof parsed<number>> =>
   parsed((t) => parsePositiveDuration(t, field));
 
+/**
+ * A duration more than zero, checked now and kept as typed: a verb's own `--timeout`, which the resume command a
+ * wait prints repeats as given (`ctx.waitLimitMs` reads it, or the global one).
+ */
+export const positiveDurationText = (field: string): ReturnType<typeof parsed<string>> =>
+  parsed((t) => {
+    parsePositiveDuration(t, field);
+    return t;
+  });
+
 /** An integer (`+3`, `-1`, `42`) in the caller's `min`/`max`, if any; a UsageError naming `field` otherwise. */
 export function parseInteger(
   field: string,

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Runtime } from '../../cli/context.js';
+import { positiveDurationText } from '../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 import { waitLockFlag } from './run.js';
 
@@ -10,7 +11,10 @@ export const batchRetryFlags = z.object({
     flag: '--in-doubt',
     help: 'resend the items whose create may have reached the gateway (may bill twice)',
   }),
-  timeout: flag(z.string().optional(), { flag: '--timeout <dur>', help: 'stop after this long (exit 4)' }),
+  timeout: flag(positiveDurationText('--timeout').optional(), {
+    flag: '--timeout <dur>',
+    help: 'stop after this long (exit 4)',
+  }),
   download: flag(z.boolean().default(true), {
     flag: '--no-download',
     help: 'do not download the results of video tasks',

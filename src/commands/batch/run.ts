@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Runtime } from '../../cli/context.js';
-import { int, parsed } from '../../cli/flag-types.js';
+import { int, parsed, positiveDurationText } from '../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 import { parseShardFlag } from '../../core/shard.js';
 import { otlpFlag } from '../shared/otlp.js';
@@ -43,7 +43,7 @@ export const batchRunFlags = z.object({
     flag: '--no-download',
     help: 'do not download the results of video tasks',
   }),
-  timeout: flag(z.string().optional(), {
+  timeout: flag(positiveDurationText('--timeout').optional(), {
     flag: '--timeout <dur>',
     help: 'stop the whole run after this long (exit 4; the same command resumes it)',
   }),

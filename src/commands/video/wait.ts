@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Runtime } from '../../cli/context.js';
-import { positiveDuration } from '../../cli/flag-types.js';
+import { positiveDuration, positiveDurationText } from '../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../cli/verb.js';
 
 export const waitFlags = z.object({
-  timeout: flag(z.string().optional(), {
+  timeout: flag(positiveDurationText('--timeout').optional(), {
     flag: '--timeout <dur>',
     help: 'give up after this long (exit 4, the resume command on stderr); default: no limit',
   }),

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Runtime } from '../../../cli/context.js';
+import { positiveDurationText } from '../../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 import { assetModelFlag } from './flags.js';
 
 export const assetWaitFlags = z.object({
   model: assetModelFlag(),
-  timeout: flag(z.string().optional(), {
+  timeout: flag(positiveDurationText('--timeout').optional(), {
     flag: '--timeout <dur>',
     help: 'give up after this long (exit 4, the resume command on stderr); default: no limit',
   }),

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Runtime } from '../../../cli/context.js';
+import { positiveDurationText } from '../../../cli/flag-types.js';
 import { defineVerb, flag, verbCommand } from '../../../cli/verb.js';
 
 export const taskWaitFlags = z.object({
-  timeout: flag(z.string().optional(), {
+  timeout: flag(positiveDurationText('--timeout').optional(), {
     flag: '--timeout <dur>',
     help: 'give up after this long (exit 4, the resume command on stderr); default: no limit',
   }),
