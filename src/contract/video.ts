@@ -259,6 +259,82 @@ export function referenceItems(value: unknown): ReferenceItem[] {
   return (Array.isArray(value) ? value : [value]).map(itemOf);
 }
 
+/** The references of a create body, read once. */
+interface References {
+  items: ReferenceItem[];
+  inputImage: ReferenceItem | undefined;
+  videos: readonly string[];
+}
+
+/** The fields of a create body the reference rules read. */
+interface ReferenceFields {
+  model: string;
+  input_reference?: unknown;
+  references?: { video?: readonly string[] | undefined } | undefined;
+}
+
+/** A broken reference rule: where, and the rule. */
+type ReferenceIssue = [path: PropertyKey[], message: string] | undefined;
+
+/** A reference field the model does not take at all. */
+function unacceptedField(body: ReferenceFields, rule: VideoReferenceRule, refs: References): ReferenceIssue {
+  const m = body.model;
+  if (body.input_reference !== undefined && rule.inputReference.length === 0)
+    return [['input_reference'], `${m} takes no reference input (text only)`];
+  if (refs.inputImage !== undefined && !rule.inputImage)
+    return [['input_image'], `${m} does not accept input_image; it takes ${rule.mapping}`];
+  if (body.references?.video !== undefined && !rule.referencesVideo)
+    return [['references', 'video'], `${m} does not accept references.video; it takes ${rule.mapping}`];
+  return undefined;
+}
+
+/** Every URL: images are public https addresses, videos http(s) ending in .mp4 or .mov. */
+function badReferenceUrl(body: ReferenceFields, rule: VideoReferenceRule, refs: References): ReferenceIssue {
+  const m = body.model;
+  for (const [i, it] of refs.items.entries()) {
+    const path = Array.isArray(body.input_reference) ? ['input_reference', i] : ['input_reference'];
+    if (it.url === undefined) return [path, `must be a URL string or an object {image_url: <https url>}`];
+    if (it.kind !== 'video') {
+      if (!isHttpsUrl(it.url)) return [path, `image URL must be a public https address`];
+      continue;
+    }
+    if (!rule.inputReference.includes('video'))
+      return [path, `${m} takes only images in input_reference, not the video ${it.url}`];
+    if (rule.videoFirstOnly === true && i > 0)
+      return [path, `${m}: only the first item may be a video (it becomes the first clip)`];
+    if (!isHttpUrl(it.url)) return [path, `video URL must be an http(s) address reachable by the upstream`];
+  }
+  const image = refs.inputImage;
+  if (image !== undefined && (image.url === undefined || !isHttpsUrl(image.url) || image.kind === 'video'))
+    return [['input_image'], `must be a public https image URL`];
+  const bad = refs.videos.findIndex((url) => !isHttpUrl(url) || !isVideoUrl(url));
+  if (bad !== -1)
+    return [['references', 'video', bad], `must be an http(s) video URL ending in .mp4 or .mov`];
+  return undefined;
+}
+
+/** How many images and videos the model needs or takes. */
+function badReferenceCount(
+  body: ReferenceFields,
+  rule: VideoReferenceRule,
+  refs: References,
+): ReferenceIssue {
+  const m = body.model;
+  const hasImage = refs.inputImage !== undefined;
+  const images = refs.items.filter((r) => r.kind === 'image').length + (hasImage ? 1 : 0);
+  if (rule.images?.max !== undefined && images > rule.images.max) {
+    const path = hasImage && refs.items.length > 0 ? ['input_image'] : ['input_reference'];
+    return [path, `${m} takes ${rule.mapping} (got ${images})`];
+  }
+  if (rule.images?.min !== undefined && images < rule.images.min)
+    return [['input_reference'], `${m} needs a first-frame image: ${rule.mapping}`];
+  if (rule.needsVideo === true && refs.videos.length === 0)
+    return [['references', 'video'], `${m} needs at least one video in references.video: ${rule.mapping}`];
+  if (rule.needsReference === true && refs.items.length + refs.videos.length + (hasImage ? 1 : 0) === 0)
+    return [['input_reference'], `${m} needs reference input: ${rule.mapping}`];
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The create body (common.md §2.3)
 
@@ -334,9 +410,6 @@ export const videoCreateSchema = z
     },
   )
   .superRefine((body, ctx) => {
-    const issue = (path: PropertyKey[], message: string, code: string): void => {
-      ctx.addIssue({ code: 'custom', path, message, params: { code } });
-    };
     const rule = VIDEO_REFERENCE_RULES[body.model] as VideoReferenceRule | undefined;
     if (rule === undefined) return; // an unknown model was already reported
     // common.md §2.3/§7: the clip-1.x series needs at least 3 seconds
@@ -345,109 +418,22 @@ export const videoCreateSchema = z
       body.model.startsWith('clip-1.') &&
       body.seconds < CLIP_SECONDS_MIN
     ) {
-      issue(['seconds'], `must be at least ${CLIP_SECONDS_MIN} for the clip-1.x series`, 'invalid_duration');
+      const message = `must be at least ${CLIP_SECONDS_MIN} for the clip-1.x series`;
+      ctx.addIssue({ code: 'custom', path: ['seconds'], message, params: { code: 'invalid_duration' } });
     }
-    const m = body.model;
-    const refs = referenceItems(body.input_reference);
-    const inputImage = body.input_image !== undefined ? itemOf(body.input_image) : undefined;
-    const videos = body.references?.video ?? [];
-
-    // Which fields the model accepts at all.
-    if (body.input_reference !== undefined && rule.inputReference.length === 0) {
-      issue(['input_reference'], `${m} takes no reference input (text only)`, 'invalid_reference');
-      return;
-    }
-    if (inputImage !== undefined && !rule.inputImage) {
-      issue(
-        ['input_image'],
-        `${m} does not accept input_image; it takes ${rule.mapping}`,
-        'invalid_reference',
-      );
-      return;
-    }
-    if (body.references?.video !== undefined && !rule.referencesVideo) {
-      issue(
-        ['references', 'video'],
-        `${m} does not accept references.video; it takes ${rule.mapping}`,
-        'invalid_reference',
-      );
-      return;
-    }
-
-    // Every URL: images are public https addresses, videos end in .mp4 or .mov.
-    for (const [i, it] of refs.entries()) {
-      const path = Array.isArray(body.input_reference) ? ['input_reference', i] : ['input_reference'];
-      if (it.url === undefined) {
-        issue(path, `must be a URL string or an object {image_url: <https url>}`, 'invalid_reference');
-        return;
-      }
-      if (it.kind === 'video') {
-        if (!rule.inputReference.includes('video')) {
-          issue(
-            path,
-            `${m} takes only images in input_reference, not the video ${it.url}`,
-            'invalid_reference',
-          );
-          return;
-        }
-        if (rule.videoFirstOnly === true && i > 0) {
-          issue(
-            path,
-            `${m}: only the first item may be a video (it becomes the first clip)`,
-            'invalid_reference',
-          );
-          return;
-        }
-        if (!isHttpUrl(it.url)) {
-          issue(path, `video URL must be an http(s) address reachable by the upstream`, 'invalid_reference');
-          return;
-        }
-      } else if (!isHttpsUrl(it.url)) {
-        issue(path, `image URL must be a public https address`, 'invalid_reference');
-        return;
-      }
-    }
-    if (inputImage !== undefined) {
-      if (inputImage.url === undefined || !isHttpsUrl(inputImage.url) || inputImage.kind === 'video') {
-        issue(['input_image'], `must be a public https image URL`, 'invalid_reference');
-        return;
-      }
-    }
-    for (const [i, url] of videos.entries()) {
-      if (!isHttpUrl(url) || !isVideoUrl(url)) {
-        issue(
-          ['references', 'video', i],
-          `must be an http(s) video URL ending in .mp4 or .mov`,
-          'invalid_reference',
-        );
-        return;
-      }
-    }
-
-    // Counts.
-    const images = refs.filter((r) => r.kind === 'image').length + (inputImage !== undefined ? 1 : 0);
-    if (rule.images?.max !== undefined && images > rule.images.max) {
-      const path = inputImage !== undefined && refs.length > 0 ? ['input_image'] : ['input_reference'];
-      issue(path, `${m} takes ${rule.mapping} (got ${images})`, 'invalid_reference');
-      return;
-    }
-    if (rule.images?.min !== undefined && images < rule.images.min) {
-      issue(['input_reference'], `${m} needs a first-frame image: ${rule.mapping}`, 'invalid_reference');
-      return;
-    }
-    if (rule.needsVideo === true && videos.length === 0) {
-      issue(
-        ['references', 'video'],
-        `${m} needs at least one video in references.video: ${rule.mapping}`,
-        'invalid_reference',
-      );
-      return;
-    }
-    if (
-      rule.needsReference === true &&
-      refs.length + videos.length + (inputImage !== undefined ? 1 : 0) === 0
-    ) {
-      issue(['input_reference'], `${m} needs reference input: ${rule.mapping}`, 'invalid_reference');
+    const refs: References = {
+      items: referenceItems(body.input_reference),
+      inputImage: body.input_image !== undefined ? itemOf(body.input_image) : undefined,
+      videos: body.references?.video ?? [],
+    };
+    // The reference rules, in order; the first one broken is reported.
+    const broken =
+      unacceptedField(body, rule, refs) ??
+      badReferenceUrl(body, rule, refs) ??
+      badReferenceCount(body, rule, refs);
+    if (broken !== undefined) {
+      const [path, message] = broken;
+      ctx.addIssue({ code: 'custom', path, message, params: { code: 'invalid_reference' } });
     }
   });
 

@@ -134,18 +134,17 @@ function pps(): Buffer {
     .nal(0x68);
 }
 
-/**
- * Builds the MP4. Sizes default to 1280×720 and 5 seconds; every call with the same options returns the same
- * bytes (tests compare exact downloads).
- */
-export function makeMp4(o: Mp4Options = {}): Buffer {
-  const seconds = Math.max(1, Math.round(o.seconds ?? 5));
-  const width = o.width ?? 1280;
-  const height = o.height ?? 720;
-  const timescale = 1000;
-  const duration = seconds * timescale;
+/** The video's frame size and length, in the movie's timescale (milliseconds). */
+interface Track {
+  width: number;
+  height: number;
+  seconds: number;
+  timescale: number;
+  duration: number;
+}
 
-  // One filler sample per second: a 4-byte length prefix and an IDR-typed NAL unit of deterministic bytes.
+/** One filler sample per second: a 4-byte length prefix and an IDR-typed NAL unit of deterministic bytes. */
+function fillerSamples(seconds: number): Buffer[] {
   const samples: Buffer[] = [];
   for (let i = 0; i < seconds; i++) {
     const payload = Buffer.alloc(24 + i, 0);
@@ -153,8 +152,11 @@ export function makeMp4(o: Mp4Options = {}): Buffer {
     for (let j = 1; j < payload.length; j++) payload[j] = 0x80 + ((i * 13 + j * 7) % 0x70);
     samples.push(Buffer.concat([u32(payload.length), payload]));
   }
-  const mdatBody = Buffer.concat(samples);
+  return samples;
+}
 
+/** The H.264 sample entry: frame size, and the SPS and PPS in its avcC box. */
+function avc1Entry(width: number, height: number): Buffer {
   const spsNal = sps(width, height);
   const ppsNal = pps();
   const avcC = box(
@@ -173,7 +175,7 @@ export function makeMp4(o: Mp4Options = {}): Buffer {
   );
   const compressor = Buffer.alloc(32);
   compressor.write('\u0006gw sim', 'latin1');
-  const avc1 = box(
+  return box(
     'avc1',
     Buffer.alloc(6), // reserved
     u16(1), // data_reference_index
@@ -189,75 +191,103 @@ export function makeMp4(o: Mp4Options = {}): Buffer {
     u16(0xffff), // pre_defined = -1
     avcC,
   );
+}
 
-  const moov = (chunkOffset: number): Buffer =>
+/** The sample table: every sample a sync frame of one second, all in one chunk at `chunkOffset`. */
+function sampleTable(t: Track, samples: Buffer[], chunkOffset: number): Buffer {
+  return box(
+    'stbl',
+    fullBox('stsd', 0, 0, u32(1), avc1Entry(t.width, t.height)),
+    fullBox('stts', 0, 0, u32(1), u32(t.seconds), u32(t.timescale)),
+    fullBox('stss', 0, 0, u32(t.seconds), ...samples.map((_, i) => u32(i + 1))),
+    fullBox('stsc', 0, 0, u32(1), u32(1), u32(t.seconds), u32(1)),
+    fullBox('stsz', 0, 0, u32(0), u32(t.seconds), ...samples.map((s) => u32(s.length))),
+    fullBox('stco', 0, 0, u32(1), u32(chunkOffset)),
+  );
+}
+
+/** The one video track. */
+function videoTrack(t: Track, samples: Buffer[], chunkOffset: number): Buffer {
+  return box(
+    'trak',
+    fullBox(
+      'tkhd',
+      0,
+      3, // enabled, in movie
+      u32(0),
+      u32(0),
+      u32(1), // track_ID
+      u32(0),
+      u32(t.duration),
+      Buffer.alloc(8),
+      u16(0), // layer
+      u16(0), // alternate_group
+      u16(0), // volume (video)
+      u16(0),
+      MATRIX,
+      u32(t.width * 0x10000),
+      u32(t.height * 0x10000),
+    ),
     box(
-      'moov',
+      'mdia',
+      fullBox('mdhd', 0, 0, u32(0), u32(0), u32(t.timescale), u32(t.duration), u16(0x55c4), u16(0)), // 'und'
       fullBox(
-        'mvhd',
+        'hdlr',
         0,
         0,
         u32(0),
-        u32(0),
-        u32(timescale),
-        u32(duration),
-        u32(0x00010000), // rate 1.0
-        u16(0x0100), // volume 1.0
-        Buffer.alloc(10),
-        MATRIX,
-        Buffer.alloc(24),
-        u32(2), // next_track_ID
+        Buffer.from('vide', 'latin1'),
+        Buffer.alloc(12),
+        Buffer.from('VideoHandler\0', 'latin1'),
       ),
       box(
-        'trak',
-        fullBox(
-          'tkhd',
-          0,
-          3, // enabled, in movie
-          u32(0),
-          u32(0),
-          u32(1), // track_ID
-          u32(0),
-          u32(duration),
-          Buffer.alloc(8),
-          u16(0), // layer
-          u16(0), // alternate_group
-          u16(0), // volume (video)
-          u16(0),
-          MATRIX,
-          u32(width * 0x10000),
-          u32(height * 0x10000),
-        ),
-        box(
-          'mdia',
-          fullBox('mdhd', 0, 0, u32(0), u32(0), u32(timescale), u32(duration), u16(0x55c4), u16(0)), // 'und'
-          fullBox(
-            'hdlr',
-            0,
-            0,
-            u32(0),
-            Buffer.from('vide', 'latin1'),
-            Buffer.alloc(12),
-            Buffer.from('VideoHandler\0', 'latin1'),
-          ),
-          box(
-            'minf',
-            fullBox('vmhd', 0, 1, Buffer.alloc(8)),
-            box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))),
-            box(
-              'stbl',
-              fullBox('stsd', 0, 0, u32(1), avc1),
-              fullBox('stts', 0, 0, u32(1), u32(seconds), u32(timescale)),
-              fullBox('stss', 0, 0, u32(seconds), ...samples.map((_, i) => u32(i + 1))),
-              fullBox('stsc', 0, 0, u32(1), u32(1), u32(seconds), u32(1)),
-              fullBox('stsz', 0, 0, u32(0), u32(seconds), ...samples.map((s) => u32(s.length))),
-              fullBox('stco', 0, 0, u32(1), u32(chunkOffset)),
-            ),
-          ),
-        ),
+        'minf',
+        fullBox('vmhd', 0, 1, Buffer.alloc(8)),
+        box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))),
+        sampleTable(t, samples, chunkOffset),
       ),
-    );
+    ),
+  );
+}
 
+/** The movie box: its header and the track. */
+function movie(t: Track, samples: Buffer[], chunkOffset: number): Buffer {
+  return box(
+    'moov',
+    fullBox(
+      'mvhd',
+      0,
+      0,
+      u32(0),
+      u32(0),
+      u32(t.timescale),
+      u32(t.duration),
+      u32(0x00010000), // rate 1.0
+      u16(0x0100), // volume 1.0
+      Buffer.alloc(10),
+      MATRIX,
+      Buffer.alloc(24),
+      u32(2), // next_track_ID
+    ),
+    videoTrack(t, samples, chunkOffset),
+  );
+}
+
+/**
+ * Builds the MP4. Sizes default to 1280×720 and 5 seconds; every call with the same options returns the same
+ * bytes (tests compare exact downloads).
+ */
+export function makeMp4(o: Mp4Options = {}): Buffer {
+  const seconds = Math.max(1, Math.round(o.seconds ?? 5));
+  const timescale = 1000;
+  const t: Track = {
+    width: o.width ?? 1280,
+    height: o.height ?? 720,
+    seconds,
+    timescale,
+    duration: seconds * timescale,
+  };
+  const samples = fillerSamples(seconds);
   const ftyp = box(
     'ftyp',
     Buffer.from('isom', 'latin1'),
@@ -265,8 +295,9 @@ export function makeMp4(o: Mp4Options = {}): Buffer {
     Buffer.from('isomiso2avc1mp41', 'latin1'),
   );
   // "Fast start": moov before mdat; its size does not depend on the offset value, so measure, then fill in.
-  const moovLength = moov(0).length;
-  return Buffer.concat([ftyp, moov(ftyp.length + moovLength + 8), box('mdat', mdatBody)]);
+  const moovLength = movie(t, samples, 0).length;
+  const moov = movie(t, samples, ftyp.length + moovLength + 8);
+  return Buffer.concat([ftyp, moov, box('mdat', Buffer.concat(samples))]);
 }
 
 /** One parsed box (tests and `gw sim` self-checks). */

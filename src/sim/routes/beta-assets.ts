@@ -112,36 +112,39 @@ function failureOf(url: string): string | undefined {
   return assetSourceUrlProblem(url);
 }
 
+/** A refusal before the body is read: [status, code, message], or undefined when the action may run. */
+function refusalOf(req: SimRequest, action: string, version: string): [number, string, string] | undefined {
+  // §7: an account that has not opened the asset library gets 503 service_unavailable on every action.
+  if (!req.hasOpened('asset-library'))
+    return [503, 'service_unavailable', 'this account has not opened the asset library'];
+  // §4.2/§7: Update* and Delete* are not offered.
+  if (isForbiddenAssetAction(action))
+    return [403, 'InvalidAction', `${action} is not offered by the asset library`];
+  if (!(action in ASSET_ACTION_SCHEMAS)) {
+    const offered = Object.keys(ASSET_ACTION_SCHEMAS).join(', ');
+    return [404, 'InvalidActionOrVersion', `unknown action "${action}" (offered: ${offered})`];
+  }
+  if (version !== ASSET_API_VERSION)
+    return [404, 'InvalidActionOrVersion', `Version must be ${ASSET_API_VERSION}`];
+  // §7: Moderation.Strategy=Skip is refused with its own code, whatever else the body holds.
+  if (asksModerationSkip(req.body))
+    return [400, 'moderation_skip_not_allowed', 'Moderation.Strategy=Skip is not offered'];
+  return undefined;
+}
+
+/** How an action answers: its result, or an error. */
+interface Answer {
+  ok: (result: unknown) => void;
+  fail: (status: number, code: string, message: string) => void;
+}
+
 function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
   const action = req.query.get('Action') ?? '';
-  const version = req.query.get('Version') ?? '';
   const fail = (status: number, code: string, message: string): void =>
     reply.error(status, code, message, 'asset');
-  // §7: an account that has not opened the asset library gets 503 service_unavailable on every action.
-  if (!req.hasOpened('asset-library')) {
-    fail(503, 'service_unavailable', 'this account has not opened the asset library');
-    return;
-  }
-  // §4.2/§7: Update* and Delete* are not offered.
-  if (isForbiddenAssetAction(action)) {
-    fail(403, 'InvalidAction', `${action} is not offered by the asset library`);
-    return;
-  }
-  if (!(action in ASSET_ACTION_SCHEMAS)) {
-    fail(
-      404,
-      'InvalidActionOrVersion',
-      `unknown action "${action}" (offered: ${Object.keys(ASSET_ACTION_SCHEMAS).join(', ')})`,
-    );
-    return;
-  }
-  if (version !== ASSET_API_VERSION) {
-    fail(404, 'InvalidActionOrVersion', `Version must be ${ASSET_API_VERSION}`);
-    return;
-  }
-  // §7: Moderation.Strategy=Skip is refused with its own code, whatever else the body holds.
-  if (asksModerationSkip(req.body)) {
-    fail(400, 'moderation_skip_not_allowed', 'Moderation.Strategy=Skip is not offered');
+  const refusal = refusalOf(req, action, req.query.get('Version') ?? '');
+  if (refusal !== undefined) {
+    fail(...refusal);
     return;
   }
   const name = action as AssetAction;
@@ -158,10 +161,21 @@ function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
     fail(404, 'model_not_found', `model ${String(body.model)} is unknown or not visible to this token`);
     return;
   }
-  const store = assetStore(sim);
   const ok = (result: unknown): void =>
     reply.json(200, { ResponseMetadata: meta(req, name), Result: result });
+  runAction(sim, req, name, body, n.model, { ok, fail });
+}
 
+/** Runs one checked action of a visible model. */
+function runAction(
+  sim: Sim,
+  req: SimRequest,
+  name: AssetAction,
+  body: Record<string, unknown>,
+  model: string,
+  { ok, fail }: Answer,
+): void {
+  const store = assetStore(sim);
   switch (name) {
     case 'CreateAssetGroup': {
       const g: SimAssetGroup = {
@@ -170,7 +184,7 @@ function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
         GroupType: ASSET_GROUP_TYPE,
         Description: (body.Description as string | undefined) ?? '',
         tenant: req.tenant,
-        model: n.model,
+        model,
         createdAt: sim.now(),
       };
       store.groups.set(g.Id, g);
@@ -191,7 +205,7 @@ function handle(sim: Sim, req: SimRequest, reply: SimReply): void {
         URL: url,
         AssetType: body.AssetType as string,
         tenant: req.tenant,
-        model: n.model,
+        model,
         createdAt: sim.now(),
         failure: failureOf(url),
       };

@@ -393,107 +393,124 @@ function messagesUsage(p: Plan, output: number): Record<string, unknown> {
   };
 }
 
+/** The text of the last user message (its text blocks joined), which the simulated answer echoes. */
+function lastUserText(messages: ReadonlyArray<{ role: string; content: unknown }>): string {
+  let prompt = '';
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    prompt =
+      typeof m.content === 'string'
+        ? m.content
+        : (m.content as Array<{ type?: unknown; text?: unknown }>)
+            .map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : ''))
+            .filter((t) => t.length > 0)
+            .join(' ');
+  }
+  return prompt;
+}
+
+/** One messages answer, as both the JSON body and the event stream tell it. */
+interface MessageAnswer {
+  id: string;
+  model: string;
+  p: Plan;
+  /** The thinking block's text and signature, when thinking was asked for. */
+  thinking: { thought: string; signature: string } | undefined;
+  stop: string;
+}
+
+function sseEvent(type: string, fields: Record<string, unknown> = {}, utf8 = false): SseOut {
+  const out: SseOut = { event: type, data: JSON.stringify({ type, ...fields }) };
+  if (utf8) out.splitUtf8 = true;
+  return out;
+}
+
+/** The event stream of a messages answer (wire-formats.md §3), cut by an error event when the plan says so. */
+function* messageFrames(a: MessageAnswer, req: SimRequest): Generator<SseOut> {
+  const { p } = a;
+  const message = { id: a.id, type: 'message', role: 'assistant', model: a.model, content: [] };
+  yield sseEvent('message_start', {
+    message: { ...message, stop_reason: null, stop_sequence: null, usage: messagesUsage(p, 1) },
+  });
+  let index = 0;
+  if (a.thinking !== undefined) {
+    const { thought, signature } = a.thinking;
+    yield sseEvent('content_block_start', {
+      index,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    });
+    yield sseEvent('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: thought } });
+    yield sseEvent('content_block_delta', { index, delta: { type: 'signature_delta', signature } });
+    yield sseEvent('content_block_stop', { index });
+    index++;
+  }
+  yield sseEvent('content_block_start', { index, content_block: { type: 'text', text: '' } });
+  yield sseEvent('ping');
+  let i = 0;
+  for (const piece of p.out) {
+    if (p.error && i === 2) break;
+    yield sseEvent('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }, p.utf8);
+    i++;
+  }
+  if (p.error) {
+    const e = upstreamError(req);
+    yield sseEvent('error', {
+      error: { type: 'api_error', code: e.code, message: e.message },
+      request_id: req.requestId,
+    });
+    return;
+  }
+  yield sseEvent('content_block_stop', { index });
+  // message_delta usage is cumulative (wire-formats.md §3): the final totals.
+  yield sseEvent('message_delta', {
+    delta: { stop_reason: a.stop, stop_sequence: null },
+    usage: messagesUsage(p, p.out.length),
+  });
+  yield sseEvent('message_stop');
+}
+
 function registerMessages(sim: Sim): void {
   sim.router.add('POST', '/v1/messages', async (req, reply, signal) => {
     const body = validBody(messageCreateParamsSchema, req, reply);
     if (body === undefined) return;
     if (!modelAllowed(req, reply, body.model, CHAT_MODELS, '/v1/messages')) return;
-    let prompt = '';
-    for (const m of body.messages) {
-      if (m.role !== 'user') continue;
-      prompt =
-        typeof m.content === 'string'
-          ? m.content
-          : m.content
-              .map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : ''))
-              .filter((t) => t.length > 0)
-              .join(' ');
-    }
+    const prompt = lastUserText(body.messages);
     const p = plan(prompt, 0, body.max_tokens);
-    const thinking = (body.thinking as { type?: unknown } | undefined)?.type === 'enabled';
     const thought = `Considering the request: ${prompt.replace(/\s+/g, ' ').trim().slice(0, 80)}`;
-    const signature = Buffer.from(`sim:${thought}`).toString('base64');
-    const id = sim.id('msg_');
-    const model = body.model;
-    const text = p.out.join('');
-    const stop = p.cut ? 'max_tokens' : 'end_turn';
-    const content: unknown[] = [];
-    if (thinking) content.push({ type: 'thinking', thinking: thought, signature });
-    content.push({ type: 'text', text });
-    if (body.stream !== true) {
-      if (p.error) {
-        const e = upstreamError(req);
-        reply.error(502, e.code, e.message.replace(` (${req.requestId})`, ''), 'common', {
-          type: 'api_error',
-        });
-        return;
-      }
-      reply.json(200, {
-        id,
-        type: 'message',
-        role: 'assistant',
-        model: body.model,
-        content,
-        stop_reason: stop,
-        stop_sequence: null,
-        usage: messagesUsage(p, p.out.length),
-      });
+    const thinking =
+      (body.thinking as { type?: unknown } | undefined)?.type === 'enabled'
+        ? { thought, signature: Buffer.from(`sim:${thought}`).toString('base64') }
+        : undefined;
+    const a: MessageAnswer = {
+      id: sim.id('msg_'),
+      model: body.model,
+      p,
+      thinking,
+      stop: p.cut ? 'max_tokens' : 'end_turn',
+    };
+    if (body.stream === true) {
+      await reply.sse(messageFrames(a, req), signal, { coalesceBytes: 16_384 });
       return;
     }
-    const ev = (type: string, fields: Record<string, unknown> = {}, utf8 = false): SseOut => {
-      const out: SseOut = { event: type, data: JSON.stringify({ type, ...fields }) };
-      if (utf8) out.splitUtf8 = true;
-      return out;
-    };
-    function* frames(): Generator<SseOut> {
-      yield ev('message_start', {
-        message: {
-          id,
-          type: 'message',
-          role: 'assistant',
-          model,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: messagesUsage(p, 1),
-        },
-      });
-      let index = 0;
-      if (thinking) {
-        yield ev('content_block_start', {
-          index,
-          content_block: { type: 'thinking', thinking: '', signature: '' },
-        });
-        yield ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: thought } });
-        yield ev('content_block_delta', { index, delta: { type: 'signature_delta', signature } });
-        yield ev('content_block_stop', { index });
-        index++;
-      }
-      yield ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      yield ev('ping');
-      let i = 0;
-      for (const piece of p.out) {
-        if (p.error && i === 2) break;
-        yield ev('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }, p.utf8);
-        i++;
-      }
-      if (p.error) {
-        const e = upstreamError(req);
-        yield ev('error', {
-          error: { type: 'api_error', code: e.code, message: e.message },
-          request_id: req.requestId,
-        });
-        return;
-      }
-      yield ev('content_block_stop', { index });
-      // message_delta usage is cumulative (wire-formats.md §3): the final totals.
-      yield ev('message_delta', {
-        delta: { stop_reason: stop, stop_sequence: null },
-        usage: messagesUsage(p, p.out.length),
-      });
-      yield ev('message_stop');
+    if (p.error) {
+      const e = upstreamError(req);
+      reply.error(502, e.code, e.message.replace(` (${req.requestId})`, ''), 'common', { type: 'api_error' });
+      return;
     }
-    await reply.sse(frames(), signal, { coalesceBytes: 16_384 });
+    const content: unknown[] = [];
+    if (thinking !== undefined)
+      content.push({ type: 'thinking', thinking: thinking.thought, signature: thinking.signature });
+    content.push({ type: 'text', text: p.out.join('') });
+    reply.json(200, {
+      id: a.id,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content,
+      stop_reason: a.stop,
+      stop_sequence: null,
+      usage: messagesUsage(p, p.out.length),
+    });
   });
 }
 
