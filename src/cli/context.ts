@@ -310,24 +310,7 @@ export class Context {
       });
     }
     this.redactor.add(token);
-    if (token !== undefined && hasControlChars(token)) {
-      const from =
-        req.tokenValue !== undefined
-          ? 'the given token'
-          : (this.io.env.GW_TOKEN ?? '') !== ''
-            ? 'GW_TOKEN'
-            : `the token of profile "${s.profileName}"`;
-      const crlf = /[\r\n]/.test(token);
-      throw new ConfigError(
-        `${from} contains ${crlf ? 'a line break (CR/LF)' : 'a control character'}; a token is one line of printable characters`,
-        {
-          code: 'token_invalid',
-          hint: crlf
-            ? "the token was probably read from a file with Windows line endings: strip them (tr -d '\\r\\n') and set it again"
-            : 'copy the token again, without control characters',
-        },
-      );
-    }
+    this.#checkTokenLine(token, req, s.profileName);
     if (url.protocol === 'http:' && !isLoopback(url.hostname) && token !== undefined && !this.#warnedHttp) {
       this.#warnedHttp = true;
       this.out.warn(`the token travels unencrypted over http to ${url.host}; use https`);
@@ -362,6 +345,27 @@ export class Context {
     });
     this.#clients.push(client);
     return client;
+  }
+
+  /** A token is one line of printable characters: a control character or CR/LF would corrupt the header. */
+  #checkTokenLine(token: string | undefined, req: ClientRequirements, profileName: string): void {
+    if (token === undefined || !hasControlChars(token)) return;
+    const from =
+      req.tokenValue !== undefined
+        ? 'the given token'
+        : (this.io.env.GW_TOKEN ?? '') !== ''
+          ? 'GW_TOKEN'
+          : `the token of profile "${profileName}"`;
+    const crlf = /[\r\n]/.test(token);
+    throw new ConfigError(
+      `${from} contains ${crlf ? 'a line break (CR/LF)' : 'a control character'}; a token is one line of printable characters`,
+      {
+        code: 'token_invalid',
+        hint: crlf
+          ? "the token was probably read from a file with Windows line endings: strip them (tr -d '\\r\\n') and set it again"
+          : 'copy the token again, without control characters',
+      },
+    );
   }
 
   /** The command's one trace; `--verbose` prints its id, so the gateway's traces can be searched for it. */
