@@ -5,6 +5,7 @@ import { LOCAL_LIMITS, readLocalFile, readStreamText } from '../../core/local-fi
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import { fieldsAsQuery, parseFields, type RawField } from './fields.js';
+import { paginate, pagerFor } from './paginate.js';
 import type { apiFlags } from './index.js';
 
 /**
@@ -74,7 +75,6 @@ export default async function run(
   const client = await ctx.client({ bodyHeaders: true });
   const print = (text: string): void => ctx.out.stream(text);
   if (opts.paginate === true) {
-    const { paginate, pagerFor } = await import('./paginate.js');
     const json = body === undefined ? undefined : parseBody(body);
     const pager = pagerFor(method, target, json);
     await paginate(client, { method, pager, signal: ctx.signal }, (text) =>
