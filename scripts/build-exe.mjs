@@ -19,7 +19,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMBEDDED_NODE, registryNode } from './registry-node.mjs';
@@ -32,12 +32,13 @@ const work = join(out, 'build');
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 // `await import('node:fs/promises')` would stay an import() in CommonJS output, which a single executable's main
-// script cannot run: make it a require().
+// script cannot run: make it a require(). Dependencies write built-ins bare too (`import('http')` in OpenTelemetry's
+// exporter), so any built-in name counts, prefixed or not.
 const builtinsByRequire = {
   name: 'builtins-by-require',
   setup(b) {
-    b.onResolve({ filter: /^node:/ }, (a) =>
-      a.kind === 'dynamic-import' ? { path: a.path, namespace: 'builtin' } : undefined,
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (a) =>
+      a.kind === 'dynamic-import' && isBuiltin(a.path) ? { path: a.path, namespace: 'builtin' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'builtin' }, (a) => ({
       contents: `module.exports = require(${JSON.stringify(a.path)});`,
