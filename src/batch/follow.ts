@@ -10,13 +10,14 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GatewayError } from '../client/errors.js';
 import type { GatewayClient } from '../client/gateway-client.js';
-import { impliedSpend } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import { download } from '../core/download.js';
 import { resultUrlSource, videoSource, type DownloadSource } from '../core/download-sources.js';
 import { laneHooks, throughLane, type LaneHooks } from './lane.js';
 import type { Limits } from './limits.js';
 import type { BatchClock, JournaledKind } from './options.js';
 import { extensionOf, outputLine, type OutputLine, type SavedFile } from './output.js';
+import { impliedBy } from './spend.js';
 import { FILES_DIR, type Money, type TaskKind } from './state.js';
 import * as videos from '../client/resources/videos.js';
 import * as tasks from '../client/resources/beta-tasks.js';
@@ -52,6 +53,8 @@ export interface FollowContext {
   /** The run's stop: Ctrl-C, --timeout, a fatal error. */
   signal: AbortSignal;
   dir: string;
+  /** --prices: the spend a finished task's record implies. */
+  prices: PriceTable | undefined;
   download: boolean;
   downloads: PriorityGate;
   clock: BatchClock;
@@ -76,11 +79,6 @@ export type FollowEnd =
   | { ok: true; line: OutputLine; implied: Money | undefined }
   | { ok: false; code: string; line: OutputLine }
   | { unfinished: { code: string; message: string } };
-
-function implied(url: string, body: Record<string, unknown> | undefined, rec: object): Money | undefined {
-  const m = impliedSpend(url, body, rec as Record<string, unknown>);
-  return m !== undefined ? { c: m.currency, a: m.amount } : undefined;
-}
 
 /** One file to save: its name under files/ (without extension), the URL its extension comes from, its source. */
 export interface FileToSave {
@@ -170,7 +168,7 @@ async function followVideo(fc: FollowContext, it: FollowItem, lane: LaneHooks): 
   const files = await saveFiles(fc, lane, Number.isFinite(expires) ? expires : Infinity, wanted);
   return {
     ok: true,
-    implied: implied(it.url, it.body, res.data),
+    implied: impliedBy(it.url, it.model, it.body, res.data, fc.prices),
     line: outputLine(it.id, it.response, null, { task: res.data, files }),
   };
 }
@@ -195,7 +193,7 @@ async function followBeta(fc: FollowContext, it: FollowItem, lane: LaneHooks): P
   );
   return {
     ok: true,
-    implied: implied(it.url, it.body, rec),
+    implied: impliedBy(it.url, it.model, it.body, rec, fc.prices),
     line: outputLine(it.id, it.response, null, { task: rec, files }),
   };
 }

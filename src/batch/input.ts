@@ -4,10 +4,11 @@
  * contract rules are in endpoints.ts.
  */
 import type { Readable } from 'node:stream';
-import { estimateRequest } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import { longestDownloadName, NAME_MAX_BYTES } from '../core/download.js';
 import { BATCH_URLS, endpointFor, modelOf, type Endpoint, type EndpointKind } from './endpoints.js';
 import { badLineRule, isBad, readLines } from './lines.js';
+import { lineEstimate } from './spend.js';
 import type { Money } from './state.js';
 
 /** One request of the file. */
@@ -19,8 +20,10 @@ export interface BatchLine {
   body: Record<string, unknown>;
   endpoint: Endpoint;
   model: string;
-  /** The list price of the request, when the documents fix it in advance. */
+  /** The list price of the request (with --prices, its upper bound), when it is fixed in advance. */
   est: Money | undefined;
+  /** Why it is not (est undefined). */
+  unpriced?: string | undefined;
 }
 
 /** One problem of one line. */
@@ -115,8 +118,11 @@ function envelopeProblems(
   return out;
 }
 
-/** Parses the envelope of one line (not the body's contract rules): the request, or every problem found. */
-export function parseLine(lineNo: number, text: string): BatchLine | LineProblem[] {
+/**
+ * Parses the envelope of one line (not the body's contract rules): the request, or every problem found. `prices`
+ * (--prices) prices the models it names.
+ */
+export function parseLine(lineNo: number, text: string, prices?: PriceTable): BatchLine | LineProblem[] {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -133,9 +139,8 @@ export function parseLine(lineNo: number, text: string): BatchLine | LineProblem
     return problems.map(([field, message]) => ({ lineNo, customId, field, message }));
   }
   const body = v.body as Record<string, unknown>;
-  const e = estimateRequest(url, body);
-  const est = e.priced ? { c: e.currency, a: e.amount } : undefined;
-  return { lineNo, customId, url, body, endpoint, model: modelOf(url, body), est };
+  const { est, reason } = lineEstimate(url, body, prices);
+  return { lineNo, customId, url, body, endpoint, model: modelOf(url, body), est, unpriced: reason };
 }
 
 /** True when parseLine found problems. */

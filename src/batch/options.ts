@@ -5,6 +5,7 @@
  */
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { Currency } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import type { Readable } from 'node:stream';
 import type { OutputLine } from './output.js';
 import type { Shard } from './shard.js';
@@ -99,6 +100,14 @@ export interface RunBatchOptions extends BatchSinks {
   /** Stop submitting before the estimated spend of submitted items would pass these. */
   budgets?: Partial<Record<Currency, number>> | undefined;
   allowUnpriced?: boolean | undefined;
+  /**
+   * Your prices per model (--prices): lines of the models it prices are estimated at their upper bound and their
+   * answers priced from the usage, images or seconds they report. Recorded with the run: a retry, or a resume
+   * without it, prices the same way.
+   */
+  prices?: PriceTable | undefined;
+  /** Where `prices` was read from (recorded for the resume command). */
+  pricesPath?: string | undefined;
   /** Sends of one item that created nothing (default 8). */
   maxAttempts?: number | undefined;
   shard?: Shard | undefined;

@@ -6,7 +6,9 @@
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Currency } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import { scan } from './scan.js';
+import { recordedPrices } from './spend.js';
 import { linesError } from './session.js';
 import type { Shard } from './shard.js';
 import { loadState } from './state.js';
@@ -18,6 +20,8 @@ export interface PlanBatchOptions {
   out?: string | undefined;
   validate?: boolean | undefined;
   shard?: Shard | undefined;
+  /** --prices (else those the batch directory's last run recorded): its models' lines at their upper bound. */
+  prices?: PriceTable | undefined;
 }
 
 /** The plan of a batch (`gw batch run --dry-run --json`). */
@@ -35,12 +39,19 @@ export interface BatchPlanDoc {
   estimated_total: Partial<Record<Currency, number>>;
   unpriced: number;
   already_finished: number;
+  /**
+   * With --prices: the estimates are upper bounds (the real spend never passes them), and why the first unpriced
+   * line has none.
+   */
+  upper_bound?: true;
+  unpriced_reason?: string;
 }
 
 /** Checks every line and estimates the batch; a file with bad lines is the same error a run gives. */
 export async function planBatch(o: PlanBatchOptions): Promise<BatchPlanDoc> {
   const state = o.out !== undefined ? await loadState(resolve(o.out)) : undefined;
-  const s = await scan(o.input, { validate: o.validate ?? true, shard: o.shard, state });
+  const prices = o.prices ?? recordedPrices(state)?.prices;
+  const s = await scan(o.input, { validate: o.validate ?? true, shard: o.shard, state, prices });
   if (s.badLines > 0) throw linesError(s);
   const groups = [...s.groups.values()].sort((a, b) => (a.url + a.model).localeCompare(b.url + b.model));
   return {
@@ -57,5 +68,7 @@ export async function planBatch(o: PlanBatchOptions): Promise<BatchPlanDoc> {
     estimated_total: s.totals,
     unpriced: s.unpriced,
     already_finished: state !== undefined ? s.inShard - groups.reduce((n, g) => n + g.pending, 0) : 0,
+    ...(prices !== undefined ? { upper_bound: true as const } : {}),
+    ...(prices !== undefined && s.unpricedReason !== undefined ? { unpriced_reason: s.unpricedReason } : {}),
   };
 }

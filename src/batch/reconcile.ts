@@ -8,7 +8,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { impliedSpend } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
+import { impliedBy } from './spend.js';
 import { readRecords } from './lines.js';
 import type { BatchJournal, JournaledKind } from './options.js';
 import { outputLine, outputLineSchema } from './output.js';
@@ -70,6 +71,8 @@ export interface ReconcileOptions {
   resendInDoubt: boolean;
   journal?: BatchJournal | undefined;
   now: () => number;
+  /** --prices: the spend a found task's record implies. */
+  prices?: PriceTable | undefined;
 }
 
 /** Settles "sending" items from a crashed run; with `resendInDoubt`, forgets every in-doubt item so it is sent again. */
@@ -94,7 +97,7 @@ export async function reconcile(
       const f = found.get(id);
       // A followed task whose line is not in a file is simply followed again.
       if (!sending.has(id) && (f === undefined || f.code === 'in_doubt')) continue;
-      if (f !== undefined && f.code !== 'in_doubt') await settle(state, writer, id, f, o.now());
+      if (f !== undefined && f.code !== 'in_doubt') await settle(state, writer, id, f, o);
       else lost.set(id, state.sentAt.get(id) ?? Number.NaN);
     }
     await fromJournal(dir, state, writer, lost, o);
@@ -116,13 +119,13 @@ async function settle(
   writer: BatchWriter,
   id: string,
   f: Found,
-  at: number,
+  o: ReconcileOptions,
 ): Promise<void> {
+  const at = o.now();
   if (f.file === 'results') {
     // A followed task's line carries its final record: the spend it implies, as the run would have recorded.
-    const url = state.created.get(id)?.url;
-    const spend = url !== undefined ? impliedSpend(url, undefined, f.task) : undefined;
-    const implied = spend !== undefined ? { c: spend.currency, a: spend.amount } : undefined;
+    const c = state.created.get(id);
+    const implied = c !== undefined ? impliedBy(c.url, c.model, undefined, f.task, o.prices) : undefined;
     const r = { e: 'done' as const, id, at, status: 200, ...(implied !== undefined ? { implied } : {}) };
     state.apply(r);
     await writer.append(r);

@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { ApiResult, GatewayClient } from '../client/gateway-client.js';
 import { ConnectionError, type ConnectionFailure } from '../client/errors.js';
 import type { Currency } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import { GwError, InterruptedError, TimeLimitError } from '../core/errors.js';
 import { classify, type SendOutcome } from './errors.js';
 import { follow, PriorityGate, type FollowContext, type FollowEnd } from './follow.js';
@@ -15,6 +16,7 @@ import { Limits, type Ticket } from './limits.js';
 import type { BatchClock, BatchJournal, BatchSinks, JournaledKind, RunReason, RunStats } from './options.js';
 import { outputLine, serializeLine, type OutputLine } from './output.js';
 import { Scheduler, type Resend } from './schedule.js';
+import { impliedBy } from './spend.js';
 import { shardOf, type Shard } from './shard.js';
 import type { BatchState, BatchWriter, CreatedItem, Money, StateRecord, TaskKind } from './state.js';
 
@@ -33,6 +35,8 @@ export interface EngineOptions {
   resume?: string | undefined;
   /** Time in-flight creates get to finish after Ctrl-C or the timeout, before they are cut (and in doubt). */
   graceMs?: number | undefined;
+  /** --prices: lines of the models it prices are bounded by it, and their answers priced. */
+  prices?: PriceTable | undefined;
 }
 
 /** What an engine works with. */
@@ -247,7 +251,7 @@ export class Engine {
       const it = await source.next();
       if (it.done === true) return undefined;
       if (!('text' in it.value)) continue;
-      const parsed = parseLine(it.value.lineNo, it.value.text);
+      const parsed = parseLine(it.value.lineNo, it.value.text, this.o.prices);
       if (isProblem(parsed)) continue; // scan refused the file already unless it was fixed meanwhile
       if (this.o.shard !== undefined && shardOf(parsed.customId, this.o.shard.n) !== this.o.shard.k) continue;
       const status = this.d.state.status.get(parsed.customId);
@@ -450,7 +454,8 @@ export class Engine {
     const response = { status_code: res.status, request_id: rid ?? null, body: res.data };
     const kind = line.endpoint.kind;
     if (kind === 'sync') {
-      this.#finish(id, true, { status: res.status, rid }, outputLine(id, response, null), res.text);
+      const implied = impliedBy(line.url, line.model, line.body, res.data, this.o.prices);
+      this.#finish(id, true, { status: res.status, rid, implied }, outputLine(id, response, null), res.text);
       return;
     }
     const task = taskIdOf(kind, res.data);
@@ -496,6 +501,7 @@ export class Engine {
       limits: this.#limits,
       signal: this.#stop.signal,
       dir: this.o.dir,
+      prices: this.o.prices,
       download: this.o.download,
       downloads: this.#downloads,
       clock: this.d.clock,

@@ -6,10 +6,11 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Currency } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import { IdSet } from './ids.js';
 import { inputLines, isProblem, parseLine, type LineProblem } from './input.js';
 import { shardOf, type Shard } from './shard.js';
-import { byCurrency, type BatchState } from './state.js';
+import { byCurrency, moneyDigits, roundMoney, type BatchState } from './state.js';
 
 /** Counts of one endpoint and model. */
 export interface GroupCount {
@@ -36,6 +37,8 @@ export interface Scan {
   groups: Map<string, GroupCount>;
   totals: Partial<Record<Currency, number>>;
   unpriced: number;
+  /** Why the first unpriced line has no price. */
+  unpricedReason?: string | undefined;
   /** Currencies of priced lines. */
   currencies: Set<Currency>;
   /** SHA-256 (hex) of the input's bytes, read in the same pass: the run's identity comes from it. */
@@ -45,15 +48,20 @@ export interface Scan {
 /** Problems kept for the error (one document, bounded memory however many lines are bad). */
 export const KEEP_PROBLEMS = 1000;
 
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
-}
-
-/** Runs the first pass. `validate: false` checks only the envelope (custom_id, url, body), not the contract. */
+/**
+ * Runs the first pass. `validate: false` checks only the envelope (custom_id, url, body), not the contract; `prices`
+ * (--prices) bounds the lines of the models it prices.
+ */
 export async function scan(
   input: string | Readable,
-  o: { validate: boolean; shard?: Shard | undefined; state?: BatchState | undefined },
+  o: {
+    validate: boolean;
+    shard?: Shard | undefined;
+    state?: BatchState | undefined;
+    prices?: PriceTable | undefined;
+  },
 ): Promise<Scan> {
+  const digits = moneyDigits(o.prices);
   const s: Scan = {
     lines: 0,
     inShard: 0,
@@ -78,7 +86,7 @@ export async function scan(
   for await (const l of inputLines(input, (b) => hash.update(b))) {
     s.lines++;
     const lineNo = l.lineNo;
-    const line = 'text' in l ? parseLine(lineNo, l.text) : l.problems;
+    const line = 'text' in l ? parseLine(lineNo, l.text, o.prices) : l.problems;
     if (isProblem(line)) {
       for (const p of line) problem(p);
       continue;
@@ -119,17 +127,21 @@ export async function scan(
     if (!finished) g.pending++;
     const est = line.est;
     if (est !== undefined) {
-      g.priced[est.c] = round2((g.priced[est.c] ?? 0) + est.a);
-      s.totals[est.c] = round2((s.totals[est.c] ?? 0) + est.a);
+      g.priced[est.c] = roundMoney((g.priced[est.c] ?? 0) + est.a, digits);
+      s.totals[est.c] = roundMoney((s.totals[est.c] ?? 0) + est.a, digits);
       s.currencies.add(est.c);
     } else {
       g.unpriced++;
       s.unpriced++;
+      s.unpricedReason ??= line.unpriced;
     }
   }
   s.digest = hash.digest('hex');
   const ordered = (t: Partial<Record<Currency, number>>) =>
-    byCurrency(Object.entries(t).map(([c, a]) => ({ c: c as Currency, a: a ?? 0 })));
+    byCurrency(
+      Object.entries(t).map(([c, a]) => ({ c: c as Currency, a: a ?? 0 })),
+      digits,
+    );
   s.totals = ordered(s.totals);
   for (const g of s.groups.values()) g.priced = ordered(g.priced);
   return s;

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import { sleep as realSleep } from '../client/backoff.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { Currency } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import { parseBudgets } from '../core/budget.js';
 import { ExitCode, GwError, UsageError } from '../core/errors.js';
 import { fsError } from '../core/fs-errors.js';
@@ -28,6 +29,7 @@ import { reconcile } from './reconcile.js';
 import { dropErrorLines } from './retry.js';
 import { Engine, type RunResult } from './run.js';
 import { scan, type Scan } from './scan.js';
+import { recordedPrices } from './spend.js';
 import {
   BatchState,
   BatchWriter,
@@ -85,6 +87,8 @@ interface RunSettings {
   concurrency: number;
   budgets: Map<Currency, number>;
   allowUnpriced: boolean;
+  prices?: PriceTable | undefined;
+  pricesPath?: string | undefined;
   maxAttempts: number;
   shard?: IndexedShard | undefined;
   download: boolean;
@@ -108,6 +112,8 @@ function settingsOf(o: RunBatchOptions): RunSettings {
     concurrency: int(o.concurrency, 'concurrency', 8, 4096),
     budgets,
     allowUnpriced: o.allowUnpriced === true,
+    prices: o.prices,
+    pricesPath: o.pricesPath,
     maxAttempts: int(o.maxAttempts, 'maxAttempts', 8, 1000),
     shard: o.shard,
     download: o.download ?? true,
@@ -125,7 +131,16 @@ function recordOf(s: RunSettings): RunRecordOptions {
     ...(s.shard !== undefined ? { shard: shardText(s.shard) } : {}),
     ...(s.shard?.index !== undefined ? { index: s.shard.index } : {}),
     download: s.download,
+    ...(s.prices !== undefined
+      ? { prices: { ...(s.pricesPath !== undefined ? { path: s.pricesPath } : {}), file: s.prices.file } }
+      : {}),
   };
+}
+
+/** The prices a run works with: its own, else those its directory's last run recorded. */
+function withPrices(s: RunSettings, state: BatchState | undefined): RunSettings {
+  const r = s.prices === undefined ? recordedPrices(state) : undefined;
+  return r !== undefined ? { ...s, prices: r.prices, pricesPath: r.path } : s;
 }
 
 /** The input file of a run: a path (checked), or a stream kept as `<dir>/input.jsonl`. */
@@ -179,9 +194,17 @@ export function linesError(s: Scan): UsageError {
 function checkBudgets(s: Scan, set: RunSettings): void {
   if (set.budgets.size === 0) return;
   if (s.unpriced > 0 && !set.allowUnpriced) {
+    // With --prices the first line's reason says what would bound it (a max_tokens, seconds).
+    const why = set.prices !== undefined && s.unpricedReason !== undefined ? ` (${s.unpricedReason})` : '';
     throw new UsageError(
-      `--budget: ${s.unpriced} line${s.unpriced === 1 ? ' has' : 's have'} no price fixed in advance, so the budget cannot bound them`,
-      { field: 'budget', hint: 'pass --allow-unpriced to run them outside the budget, or see --dry-run' },
+      `--budget: ${s.unpriced} line${s.unpriced === 1 ? ' has' : 's have'} no price fixed in advance, so the budget cannot bound them${why}`,
+      {
+        field: 'budget',
+        hint:
+          set.prices !== undefined
+            ? 'give those lines a max_tokens (or max_output_tokens) and their models a price in --prices, pass --allow-unpriced to run them outside the budget, or see --dry-run'
+            : 'pass --allow-unpriced to run them outside the budget, --prices <prices.json> to price text, embeddings and images, or see --dry-run',
+      },
     );
   }
   for (const c of s.currencies) {
@@ -252,14 +275,14 @@ async function runLocked(dir: string, input: string, given: RunSettings, o: Call
     if (fast !== undefined) return fast;
   }
   const state = retry?.state ?? (await loadState(dir));
-  const set: RunSettings = { ...given, shard: dirShard(dir, state, given.shard, o) };
+  const set = withPrices({ ...given, shard: dirShard(dir, state, given.shard, o) }, state);
   const rec = recordOf(set);
   const resume = o.resume?.(input, rec);
   const previous = state?.runs.at(-1);
   if (retry === undefined && previous !== undefined && previous.input !== input) {
     o.onWarning?.(`${dir} holds a batch of ${previous.input}; items are matched by custom_id`);
   }
-  const s = await scan(input, { validate: set.validate, shard: set.shard, state });
+  const s = await scan(input, { validate: set.validate, shard: set.shard, state, prices: set.prices });
   if (s.badLines > 0) throw linesError(s);
   checkBudgets(s, set);
   const run = runId(s.digest, set.shard?.n ?? 1);
@@ -290,6 +313,7 @@ async function runLocked(dir: string, input: string, given: RunSettings, o: Call
       resendInDoubt: set.resendInDoubt,
       journal: o.journal,
       now: clock.now,
+      prices: set.prices,
     });
     for (const id of retry?.chosen.filter((x) => st.status.has(x)) ?? []) {
       const r = { e: 'reset' as const, id, at: clock.now() };

@@ -13,6 +13,7 @@ import { mkdir, open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
 import type { Currency } from '../contract/estimate.js';
+import { pricesSchema } from '../contract/prices.js';
 import { fsError } from '../core/fs-errors.js';
 import { readRecords } from './lines.js';
 
@@ -41,6 +42,8 @@ const runOptsSchema = z.object({
   /** The scheduler's own index of the shard (`SLURM_ARRAY_TASK_ID=2`), when a scheduler gave it. */
   index: z.string().optional(),
   download: z.boolean(),
+  /** --prices: the file as read (a retry or a resume prices the same way) and its path (for the resume command). */
+  prices: z.object({ path: z.string().optional(), file: pricesSchema }).optional(),
 });
 
 /** Options a run records for `retry`. */
@@ -134,14 +137,28 @@ export interface CreatedItem {
   rid?: string | undefined;
 }
 
-/** Totals per currency, in the order of CURRENCIES, rounded to cents. */
-export function byCurrency(amounts: Iterable<Money>): Partial<Record<Currency, number>> {
+/**
+ * Decimals of the totals a batch shows: cents for the documents' list prices; a millionth with --prices, whose
+ * token rates make a request cost a fraction of a cent.
+ */
+export function moneyDigits(prices: unknown): 2 | 6 {
+  return prices !== undefined ? 6 : 2;
+}
+
+/** An amount rounded to `digits` decimals. */
+export function roundMoney(a: number, digits: 2 | 6 = 2): number {
+  const f = 10 ** digits;
+  return Math.round(a * f) / f;
+}
+
+/** Totals per currency, in the order of CURRENCIES, rounded to cents (or `digits`). */
+export function byCurrency(amounts: Iterable<Money>, digits: 2 | 6 = 2): Partial<Record<Currency, number>> {
   const sums = new Map<Currency, number>();
   for (const m of amounts) sums.set(m.c, (sums.get(m.c) ?? 0) + m.a);
   const out: Partial<Record<Currency, number>> = {};
   for (const c of CURRENCIES) {
     const a = sums.get(c);
-    if (a !== undefined) out[c] = Math.round(a * 100) / 100;
+    if (a !== undefined) out[c] = roundMoney(a, digits);
   }
   return out;
 }

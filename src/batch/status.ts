@@ -4,7 +4,7 @@
  * their times, and the estimated spend over time.
  */
 import { parseBudget, type Currency } from '../contract/estimate.js';
-import { byCurrency, CURRENCIES, loadState, type StateRecord } from './state.js';
+import { byCurrency, CURRENCIES, loadState, moneyDigits, roundMoney, type StateRecord } from './state.js';
 
 /** One item's history. */
 export interface ItemTimeline {
@@ -103,12 +103,14 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
   const failures: Record<string, number> = {};
   for (const code of state.failureCode.values()) failures[code] = (failures[code] ?? 0) + 1;
   const inDoubt = [...state.status].filter(([, s]) => s === 'doubt').map(([id]) => id);
+  // Amounts at --prices are fractions of a cent: shown to a millionth when a run priced with it.
+  const digits = moneyDigits(state.runs.find((r) => r.opts?.prices !== undefined));
   // Spend over time: the running total of estimates at each send (resends after a 429 count once per send).
   const running: Partial<Record<Currency, number>> = {};
   const spendOverTime = over
     .sort((a, b) => a.at - b.at)
     .map((p) => {
-      running[p.c] = Math.round(((running[p.c] ?? 0) + p.a) * 100) / 100;
+      running[p.c] = roundMoney((running[p.c] ?? 0) + p.a, digits);
       const point: { at: string } & Partial<Record<Currency, number>> = { at: new Date(p.at).toISOString() };
       for (const cur of CURRENCIES) if (running[cur] !== undefined) point[cur] = running[cur];
       return point;
@@ -131,8 +133,8 @@ export async function batchStatus(dir: string, withItems: boolean): Promise<Stat
       unfinished: state.unfinished.size,
     },
     spend: {
-      estimated: byCurrency(state.estimate.values()),
-      implied_by_usage: byCurrency(state.implied.values()),
+      estimated: byCurrency(state.estimate.values(), digits),
+      implied_by_usage: byCurrency(state.implied.values(), digits),
     },
     spend_over_time: spendOverTime,
     failures_by_code: failures,

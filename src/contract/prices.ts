@@ -126,8 +126,9 @@ export class PriceTable {
   /**
    * The most a request can cost (`--dry-run`, `--budget`): text and embeddings count each byte of the body as an
    * input token at the dearer of the input and cached rates, plus the output limit (`max_tokens`,
-   * `max_completion_tokens`, `max_output_tokens`); images `n` (default 1) per image. A text request without an
-   * output limit has no bound (the gateway's default applies): the reason says so.
+   * `max_completion_tokens`, `max_output_tokens`); images `n` (default 1) per image; videos their `seconds`. A
+   * text request without an output limit, or with image, audio or file inputs (billed by the gateway's own count,
+   * which no byte count bounds), has no bound: the reason says so.
    */
   bound(
     url: string,
@@ -137,11 +138,24 @@ export class PriceTable {
     const m = this.of(model);
     if (m === undefined) return undefined;
     const { price } = m;
+    const tokenRated = price.input_per_million !== undefined || price.output_per_million !== undefined;
     if (/\/images\/(generations|edits)$/.test(url) && price.per_image !== undefined) {
+      // An image answer's usage is priced too (spend): its tokens have no bound in advance.
+      if (tokenRated) return { reason: `${model}: priced per image and per token; the tokens have no bound` };
       const n = num(body.n) ?? 1;
       return { currency: m.currency, amount: n * price.per_image, basis: `${n} image × ${price.per_image}` };
     }
-    if (price.input_per_million === undefined && price.output_per_million === undefined) return undefined;
+    if (url === '/v1/videos' && price.per_video_second !== undefined) {
+      const s = num(body.seconds);
+      if (s === undefined)
+        return { reason: `${model}: seconds not given, so the video's length has no bound` };
+      const amount = Math.ceil(s * price.per_video_second * 1e6) / 1e6;
+      return { currency: m.currency, amount, basis: `${s} s × ${price.per_video_second}` };
+    }
+    if (!tokenRated) return undefined;
+    if (hasMediaInput(body)) {
+      return { reason: `${model}: image, audio or file inputs are billed by the gateway's own token count` };
+    }
     const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
     const inRate = Math.max(price.input_per_million ?? 0, price.cached_per_million ?? 0);
     const embeddings = url.endsWith('/embeddings');
@@ -158,4 +172,41 @@ export class PriceTable {
       basis: `≤ ${bytes} input + ${limit} output tokens`,
     };
   }
+}
+
+/** Content parts whose tokens the gateway counts its own way (an image URL of 20 bytes may cost 1000 tokens). */
+const MEDIA_PARTS = new Set([
+  'image_url',
+  'input_image',
+  'image',
+  'input_audio',
+  'input_file',
+  'file',
+  'document',
+]);
+
+/** True when the messages or input of a text body hold a media part. */
+function hasMediaInput(body: Record<string, unknown>): boolean {
+  const turns = [body.messages, body.input].flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : []));
+  return turns.some((t) => {
+    const parts = rec(t).content;
+    const list = Array.isArray(parts) ? (parts as unknown[]) : [t];
+    return list.some((p) => MEDIA_PARTS.has(String(rec(p).type)));
+  });
+}
+
+/**
+ * What an answer reports having produced, to price: its `usage` (text, embeddings), the images of an images answer
+ * (`data`), the seconds of a finished video task.
+ */
+export function producedOf(url: string, answer: unknown): Produced {
+  const a = rec(answer);
+  if (/\/images\/(generations|edits)$/.test(url)) {
+    return { images: Array.isArray(a.data) ? a.data.length : 0, usage: a.usage ?? undefined };
+  }
+  if (url === '/v1/videos') {
+    const s = num(Number(a.seconds));
+    return s !== undefined ? { videoSeconds: s } : {};
+  }
+  return a.usage !== undefined && a.usage !== null ? { usage: a.usage } : {};
 }

@@ -14,6 +14,7 @@ import {
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import type { StatusDoc } from '../batch/status.js';
 import type { Currency } from '../contract/estimate.js';
+import { amountText, totalsText } from '../contract/money.js';
 
 const STATES: StateStyle[] = [
   { id: 'done', label: 'succeeded', tone: 2, pattern: 'solid' },
@@ -93,10 +94,7 @@ function itemRows(items: StatusDoc['items']): TimelineRow[] {
 }
 
 function money(m: Partial<Record<string, number>>): string {
-  const parts = Object.entries(m)
-    .filter((e): e is [string, number] => typeof e[1] === 'number')
-    .map(([c, a]) => `${c} ${a.toFixed(2)}`);
-  return parts.length > 0 ? parts.join(' + ') : '–';
+  return totalsText(m, '–');
 }
 
 /** The estimated spend over the runs' time span (the state chart's), per currency, with the budgets. */
@@ -127,7 +125,7 @@ function spendChart(b: StatusDoc, over: ReturnType<typeof itemsOverTime>): strin
       step: true,
       markers: 'sparse',
       points,
-      endLabel: `${cur} ${(b.spend.estimated[cur] ?? 0).toFixed(2)}`,
+      endLabel: `${cur} ${amountText(b.spend.estimated[cur] ?? 0)}`,
     };
   });
   return spendSeries.length > 0
@@ -147,7 +145,7 @@ function spendChart(b: StatusDoc, over: ReturnType<typeof itemsOverTime>): strin
             (e): e is [Currency, number] =>
               typeof e[1] === 'number' && currencies.some((cur) => cur === e[0]),
           )
-          .map(([cur, v]) => ({ value: v, label: `budget ${cur} ${v.toFixed(2)}` })),
+          .map(([cur, v]) => ({ value: v, label: `budget ${cur} ${amountText(v)}` })),
       })
     : '';
 }

@@ -32,6 +32,7 @@ export default async function run(
           concurrency: rec.concurrency,
           budget: rec.budgets,
           allowUnpriced: rec.allowUnpriced,
+          prices: rec.prices?.path,
           maxAttempts: rec.maxAttempts,
           shard: rec.shard,
           download: rec.download,

@@ -1,3 +1,6 @@
+import { resolve } from 'node:path';
+import { totalsText } from '../../contract/money.js';
+import { readPrices } from '../shared/prices.js';
 import type { BatchPlanDoc } from '../../batch/plan.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
@@ -10,22 +13,18 @@ import { resolveShard } from '../../core/shard.js';
 import * as shared from './shared.js';
 import { startOtlp } from '../shared/otlp.js';
 
-function money(totals: Partial<Record<string, number>>): string {
-  const parts = Object.entries(totals).map(([c, a]) => `${c} ${(a ?? 0).toFixed(2)}`);
-  return parts.length > 0 ? parts.join(' + ') : '—';
-}
-
 async function printPlan(ctx: Context, plan: BatchPlanDoc): Promise<void> {
   await ctx.out.result(plan, async () => {
     await ctx.out.table(
       ['endpoint', 'model', 'lines', 'to send', 'estimated', 'unpriced'],
-      plan.groups.map((g) => [g.url, g.model, g.count, g.pending, money(g.estimated), g.unpriced]),
+      plan.groups.map((g) => [g.url, g.model, g.count, g.pending, totalsText(g.estimated), g.unpriced]),
     );
-    ctx.out.line(`estimated total: ${money(plan.estimated_total)} (list prices; nothing was sent)`);
+    const basis = plan.upper_bound === true ? 'upper bound at --prices and list prices' : 'list prices';
+    ctx.out.line(`estimated total: ${totalsText(plan.estimated_total)} (${basis}; nothing was sent)`);
     if (plan.unpriced > 0) {
-      ctx.out.line(
-        `unpriced lines: ${plan.unpriced} (billed by tokens, images or a default length the request does not fix)`,
-      );
+      const why =
+        plan.unpriced_reason ?? 'billed by tokens, images or a default length the request does not fix';
+      ctx.out.line(`unpriced lines: ${plan.unpriced} (${why})`);
     }
   });
 }
@@ -47,8 +46,11 @@ export default async function run(
   const input = file === '-' ? ctx.io.stdin : file;
   if (shard !== undefined && shard.source !== '--shard')
     ctx.out.note(`shard ${shard.k}/${shard.n} from ${shard.source}`);
+  // Read (and a damaged file refused, exit 2) before anything is read from the input or sent.
+  const prices = opts.prices !== undefined ? await readPrices(opts.prices, ctx.signal) : undefined;
   if (opts.dryRun) {
-    await printPlan(ctx, await planBatch({ input, out: opts.out, validate: ctx.globals.validate, shard }));
+    const o = { input, out: opts.out, validate: ctx.globals.validate, shard, prices };
+    await printPlan(ctx, await planBatch(o));
     return 0;
   }
   await startOtlp(ctx, opts.otlp);
@@ -64,6 +66,8 @@ export default async function run(
       concurrency: opts.concurrency,
       budgets,
       allowUnpriced: opts.allowUnpriced,
+      prices,
+      pricesPath: opts.prices !== undefined ? resolve(opts.prices) : undefined,
       maxAttempts: opts.maxAttempts,
       shard,
       download: opts.download,

@@ -31,6 +31,10 @@ export const batchRunFlags = z.object({
     flag: '--allow-unpriced',
     help: 'with --budget: also run lines whose price is not fixed in advance',
   }),
+  prices: flag(z.string().min(1).optional(), {
+    flag: '--prices <prices.json>',
+    help: 'your prices per model: text, embeddings, images and videos get an upper bound (--dry-run, --budget) and a spend from what each answer reports (kept for retry and resume)',
+  }),
   maxAttempts: flag(int('--max-attempts', { min: 1, max: 1000 }).optional(), {
     flag: '--max-attempts <n>',
     help: 'sends of one item that created nothing (connection refused; 429s only when none of its model pass); default 8',
@@ -118,7 +122,18 @@ shards (docs/distributed.md: Slurm, Kubernetes, GitHub Actions, GitLab, AWS Batc
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
 billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
-start when a line is unpriced, unless --allow-unpriced. Exit 0 all succeeded, 1 any failed, in doubt, not
+start when a line is unpriced, unless --allow-unpriced.
+
+Prices (--prices <prices.json>): {"currency": "USD", "models": {"<model>": {"input_per_million",
+"output_per_million", "cached_per_million", "per_image", "per_video_second", "currency"?}}} (CNY or USD; a model's
+own currency overrides the file's; a model the file prices is priced by it, not by the documents' list price). A
+line of a priced model is estimated at its upper bound, which its real spend never passes: text and embeddings
+count every byte of the body as an input token (at the dearer of the input and cached rates) plus max_tokens
+(max_completion_tokens, max_output_tokens) output tokens; images n x per_image; videos seconds x
+per_video_second. A text line without an output limit, or with image, audio or file inputs, has no bound: it stays
+unpriced (--dry-run --json: unpriced_reason). Each answer's spend comes from the usage, images or seconds it
+reports (gw batch status: "implied by usage"); amounts are kept to a millionth. The run records the file: gw batch
+retry, and the same command run again without --prices, price the same way; a new --prices replaces it. Exit 0 all succeeded, 1 any failed, in doubt, not
 submitted (budget) or unfinished, the gateway unreachable, or the directory locked by another gw, 2 bad input or
 a damaged batch file, 3 token refused (or a host name that does not resolve), 4 --timeout, 130 Ctrl-C. --json
 prints {dir, total, succeeded, failed, in_doubt, not_submitted, unfinished, skipped, reason, exit_code, resume}.

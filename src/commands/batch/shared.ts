@@ -4,6 +4,7 @@
  * run's document with its exit code.
  */
 import type { BatchJournal, BatchRunDoc, BatchSinks, ClientSource, RunStats } from '../../batch/options.js';
+import { amountText } from '../../contract/money.js';
 import { Journal } from '../../core/journal.js';
 import { stateDir } from '../../core/paths.js';
 import { ExitCode, GwError } from '../../core/errors.js';
@@ -19,6 +20,7 @@ export interface ResumeFlags {
   concurrency?: number | undefined;
   budget?: readonly string[] | undefined;
   allowUnpriced?: boolean | undefined;
+  prices?: string | undefined;
   maxAttempts?: number | undefined;
   shard?: string | undefined;
   download?: boolean | undefined;
@@ -31,6 +33,7 @@ export function resumeCommand(input: string, dir: string, f: ResumeFlags): strin
   if (f.concurrency !== undefined) words.push('--concurrency', String(f.concurrency));
   for (const b of f.budget ?? []) words.push('--budget', b);
   if (f.allowUnpriced === true) words.push('--allow-unpriced');
+  if (f.prices !== undefined) words.push('--prices', f.prices);
   if (f.maxAttempts !== undefined) words.push('--max-attempts', String(f.maxAttempts));
   if (f.shard !== undefined) words.push('--shard', f.shard);
   if (f.download === false) words.push('--no-download');
@@ -100,7 +103,7 @@ export async function sinksOf(ctx: Context): Promise<{ sinks: BatchSinks; stop: 
     const rate = s.finishedThisRun / secs;
     const left = s.total - s.done - s.failed - s.doubt;
     const eta = rate > 0 && left > 0 ? ` · ETA ${Math.ceil(left / rate)}s` : '';
-    const money = [...spent].map(([c, a]) => `${c} ${a.toFixed(2)}`).join(' ');
+    const money = [...spent].map(([c, a]) => `${c} ${amountText(a)}`).join(' ');
     const text = `done ${s.done}/${s.total} · running ${s.sending + s.following} · failed ${s.failed} · in doubt ${s.doubt} · ${rate.toFixed(1)}/s${eta}${money ? ` · ${money}` : ''}`;
     // One line: a line wider than the terminal would wrap, and each redraw would leave a copy behind.
     const cols = (ctx.io.stderr as { columns?: number }).columns;

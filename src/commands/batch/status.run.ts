@@ -1,14 +1,10 @@
+import { totalsText } from '../../contract/money.js';
 import { UsageError } from '../../core/errors.js';
 import { type StatusDoc, batchStatus } from '../../batch/status.js';
 import type { CommandLike } from '../../report/index.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import type { batchStatusFlags } from './status.js';
-
-function money(m: Record<string, number | undefined>): string {
-  const parts = Object.entries(m).map(([c, a]) => `${c} ${(a ?? 0).toFixed(2)}`);
-  return parts.length > 0 ? parts.join(' + ') : '—';
-}
 
 /** Counts, spend and what is in doubt of a batch directory. */
 export default async function run(
@@ -52,8 +48,8 @@ async function human(ctx: Context, doc: StatusDoc, dir: string): Promise<void> {
     ['running', c.running],
     ['of them unfinished', c.unfinished],
     ['sending', c.sending],
-    ['estimated spend', money(doc.spend.estimated)],
-    ['implied by usage', money(doc.spend.implied_by_usage)],
+    ['estimated spend', totalsText(doc.spend.estimated)],
+    ['implied by usage', totalsText(doc.spend.implied_by_usage)],
     ['last run', doc.finished ? 'finished' : 'stopped before its end (run the same command again)'],
     ...shardRows(doc),
   ]);

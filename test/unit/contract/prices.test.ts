@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PriceTable, pricesSchema, tokensOf } from '../../../src/contract/prices.js';
+import { amountText, totalsText } from '../../../src/contract/money.js';
+import { PriceTable, pricesSchema, producedOf, tokensOf } from '../../../src/contract/prices.js';
 
 const table = new PriceTable(
   pricesSchema.parse({
@@ -8,6 +9,7 @@ const table = new PriceTable(
       t: { input_per_million: 1, output_per_million: 40, cached_per_million: 0.5 },
       img: { per_image: 0.04 },
       v: { per_video_second: 0.9, currency: 'CNY' },
+      both: { per_image: 0.04, output_per_million: 30 },
     },
   }),
 );
@@ -61,5 +63,40 @@ describe('prices', () => {
     });
     expect(table.bound('/v1/images/generations', { model: 'img', n: 2 })).toMatchObject({ amount: 0.08 });
     expect(table.bound('/v1/chat/completions', { model: 'x', max_tokens: 1 })).toBeUndefined();
+  });
+
+  it('bounds videos by seconds; media inputs and image token rates have no bound', () => {
+    expect(table.bound('/v1/videos', { model: 'v', seconds: 4 })).toMatchObject({
+      currency: 'CNY',
+      amount: 3.6,
+    });
+    expect(table.bound('/v1/videos', { model: 'v' })).toMatchObject({
+      reason: expect.stringMatching(/seconds not given/) as unknown,
+    });
+    const image = { type: 'image_url', image_url: { url: 'https://x/a.png' } };
+    const vision = { model: 't', max_tokens: 10, messages: [{ role: 'user', content: [image] }] };
+    expect(table.bound('/v1/chat/completions', vision)).toMatchObject({
+      reason: expect.stringMatching(/image, audio or file inputs/) as unknown,
+    });
+    expect(table.bound('/v1/images/generations', { model: 'both', n: 1 })).toMatchObject({
+      reason: expect.stringMatching(/per token/) as unknown,
+    });
+  });
+
+  it('reads what an answer produced: usage, images, video seconds', () => {
+    expect(producedOf('/v1/images/generations', { data: [{}, {}] })).toEqual({ images: 2, usage: undefined });
+    expect(producedOf('/v1/videos', { seconds: '5' })).toEqual({ videoSeconds: 5 });
+    expect(producedOf('/v1/embeddings', { usage: { prompt_tokens: 3 } })).toEqual({
+      usage: { prompt_tokens: 3 },
+    });
+    expect(producedOf('/v1/chat/completions', {})).toEqual({});
+  });
+
+  it('shows cents, or a millionth when an amount has more', () => {
+    expect(amountText(3.6)).toBe('3.60');
+    expect(amountText(0.1 + 0.2)).toBe('0.30');
+    expect(amountText(0.000267)).toBe('0.000267');
+    expect(totalsText({ CNY: 3.6, USD: 0.0001 })).toBe('CNY 3.60 + USD 0.0001');
+    expect(totalsText({})).toBe('—');
   });
 });
