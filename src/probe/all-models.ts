@@ -14,7 +14,9 @@ import {
   videoListPrice,
   type VideoReferenceRule,
 } from '../contract/video.js';
+import type { PriceTable } from '../contract/prices.js';
 import { BudgetLedger, type Budget } from './budget.js';
+import { rowRequest } from './row-requests.js';
 import type { Check, CheckContext } from './checks.js';
 import {
   DEFAULT_PLAN,
@@ -42,6 +44,11 @@ export interface AllModelsOptions {
   bothStreamModes: boolean;
   budget: Budget;
   allowUnpriced: boolean;
+  /**
+   * --prices: the rows of the models it prices count their upper bound against the --budget of their currency
+   * (text, embeddings and images too), and a row it cannot bound is unpriced.
+   */
+  prices?: PriceTable | undefined;
   /** Time limit of one row (a task row: `taskTimeoutMs`). */
   rowTimeoutMs: number;
   taskTimeoutMs: number;
@@ -142,6 +149,9 @@ export function planRows(models: readonly string[], o: AllModelsOptions): Planne
         if (why !== undefined) row.skip = { detail: `not probed: ${why}` };
       } else if ((kind === 'image-edit' || kind === 'alpha') && o.probeImage === undefined) {
         row.skip = { detail: 'not probed: needs --probe-image <public https url> (the gateway fetches it)' };
+      } else {
+        const why = pricedProblem(row, ledger, o);
+        if (why !== undefined) row.skip = { detail: `not probed: ${why}` };
       }
       if (row.skip === undefined && kind === 'alpha' && o.probeImage === undefined) {
         row.skip = { detail: 'not probed: needs --probe-image <public https url>' };
@@ -174,6 +184,22 @@ function budgetProblem(
     return `its list price is not documented, so --budget cannot bound it (--allow-unpriced to probe it anyway)`;
   }
   return ledger.take(price.currency, price.amount);
+}
+
+/**
+ * A text, embeddings or image row of a model --prices prices: its request's upper bound taken from the --budget of
+ * its currency (a currency without one is not capped); a reason when it does not fit or has no bound.
+ */
+function pricedProblem(row: PlannedRow, ledger: BudgetLedger, o: AllModelsOptions): string | undefined {
+  const req = o.prices !== undefined ? rowRequest(row, o.probeImage) : undefined;
+  const b = req !== undefined ? o.prices?.bound(req.url, req.body) : undefined;
+  if (b === undefined) return undefined;
+  if ('reason' in b) {
+    return o.allowUnpriced || o.budget.size === 0
+      ? undefined
+      : `${b.reason}, so --budget cannot bound it (--allow-unpriced to probe it anyway)`;
+  }
+  return o.budget.has(b.currency) ? ledger.take(b.currency, b.amount) : undefined;
 }
 
 /** How an error is classified: answers about the token, the quota or the rate say nothing about the model. */

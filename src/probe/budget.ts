@@ -1,5 +1,7 @@
 /** `--budget <amount><currency>` (repeatable, one per currency): a cap on the list price of what a probe creates. */
 
+import { amountText } from '../contract/money.js';
+
 /** Amount allowed per currency (upper-case ISO code). */
 export type Budget = Map<string, number>;
 
@@ -17,9 +19,10 @@ export class BudgetLedger {
   take(currency: string, amount: number): string | undefined {
     const cap = this.budget.get(currency);
     if (cap === undefined) return `no --budget in ${currency}`;
-    const after = Math.round((this.spent(currency) + amount) * 100) / 100;
+    // A millionth: a text row's bound at --prices is a fraction of a cent.
+    const after = Math.round((this.spent(currency) + amount) * 1e6) / 1e6;
     if (after > cap + 1e-9) {
-      return `${currency} ${amount.toFixed(2)} would pass --budget ${currency} ${cap.toFixed(2)} (${this.spent(currency).toFixed(2)} taken)`;
+      return `${currency} ${amountText(amount)} would pass --budget ${currency} ${amountText(cap)} (${amountText(this.spent(currency))} taken)`;
     }
     this.#spent.set(currency, after);
     return undefined;

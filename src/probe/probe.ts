@@ -145,7 +145,7 @@ export async function runProbe(o: ProbeOptions): Promise<ProbeReport> {
   const taskTimeoutMs = o.videoTimeoutMs ?? 600_000;
   let report: ProbeReport;
   if (o.allModels !== undefined) {
-    report = await runAllModels({ ...common, ...o.allModels, taskTimeoutMs });
+    report = await runAllModels({ ...common, ...o.allModels, taskTimeoutMs, prices: o.prices });
   } else {
     const { selection, plan } = checklistOf(o);
     report = await runChecklist({

@@ -49,22 +49,56 @@ function maxTokens(row: PlannedRow): number {
 
 const responsesInput = [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }];
 
-/** A streamed text row: the stream is drained to its end and judged by its API's grammar. */
-async function streamRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promise<CheckOutcome> {
+/** A row's request: the path it is sent to and its body (what `--prices` bounds for `--budget`). */
+export interface RowRequest {
+  url: string;
+  body: Record<string, unknown>;
+}
+
+/** The request of a text, embeddings or image row; undefined for a task row (its check builds its own). */
+export function rowRequest(row: PlannedRow, probeImage?: string): RowRequest | undefined {
   const model = row.model;
   const messages = [{ role: 'user', content: PROMPT }];
+  switch (row.api) {
+    case 'chat':
+      return { url: '/v1/chat/completions', body: { model, messages, max_tokens: maxTokens(row) } };
+    case 'responses':
+      return {
+        url: '/v1/responses',
+        body: { model, input: responsesInput, max_output_tokens: maxTokens(row) },
+      };
+    case 'messages':
+      return { url: '/v1/messages', body: { model, max_tokens: maxTokens(row), messages } };
+  }
+  const image = { model, prompt: 'gw probe: a small blue square', n: 1, response_format: 'url' };
+  switch (row.kind) {
+    case 'embeddings':
+      return { url: '/v1/embeddings', body: { model, input: ['gw probe'] } };
+    case 'image':
+      return { url: '/v1/images/generations', body: image };
+    case 'image-edit':
+      return { url: '/v1/images/edits', body: { ...image, images: [{ image_url: probeImage }] } };
+    default:
+      return undefined;
+  }
+}
+
+/** The body of a row that has one (text, embeddings, image). */
+function bodyOf(row: PlannedRow, probeImage?: string): never {
+  return (rowRequest(row, probeImage) as RowRequest).body as never;
+}
+
+/** A streamed text row: the stream is drained to its end and judged by its API's grammar. */
+async function streamRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promise<CheckOutcome> {
+  const body = bodyOf(row);
   const s = { signal: c.signal, strictEnd: true };
   const t0 = c.now();
   const stream =
     textApi === 'chat'
-      ? await chatApi.stream(c.client, { model, messages, max_tokens: maxTokens(row) }, s)
+      ? await chatApi.stream(c.client, body, s)
       : textApi === 'responses'
-        ? await responsesApi.stream(
-            c.client,
-            { model, input: responsesInput, max_output_tokens: maxTokens(row) } as never,
-            s,
-          )
-        : await messagesApi.stream(c.client, { model, max_tokens: maxTokens(row), messages }, s);
+        ? await responsesApi.stream(c.client, body, s)
+        : await messagesApi.stream(c.client, body, s);
   const j = await judgeStream(textApi, stream.events as AsyncIterable<unknown>, c.now, t0);
   const at = withUsage(j.usage, { requestId: stream.requestId, ttftMs: j.ttftMs, stream: j.timing });
   if (j.problem !== undefined) {
@@ -76,11 +110,10 @@ async function streamRow(row: PlannedRow, textApi: TextApi, c: RowContext): Prom
 
 /** A non-streamed text row on its API. */
 async function textRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promise<CheckOutcome> {
-  const model = row.model;
+  const body = bodyOf(row);
   const s = { signal: c.signal };
-  const messages = [{ role: 'user', content: PROMPT }];
   if (textApi === 'chat') {
-    const res = await chatApi.create(c.client, { model, messages, max_tokens: maxTokens(row) }, s);
+    const res = await chatApi.create(c.client, body, s);
     const choice = rec(res.data.choices[0]);
     const msg = rec(choice.message);
     const text = [msg.content, msg.reasoning_content].filter((t) => typeof t === 'string').join('');
@@ -91,15 +124,14 @@ async function textRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promis
     return ok(`${JSON.stringify(text.slice(0, 20))} (${out} out tokens)`, at);
   }
   if (textApi === 'responses') {
-    const input = { model, input: responsesInput, max_output_tokens: maxTokens(row) } as never;
-    const res = await responsesApi.create(c.client, input, s);
+    const res = await responsesApi.create(c.client, body, s);
     const text = responsesApi.outputText(res.data);
     const status = rec(res.data).status;
     const at = withUsage(rec(res.data).usage, { requestId: res.requestId });
     if (text === '' && status !== 'incomplete') return bad('the answer carries no output text', at);
     return ok(`${JSON.stringify(text.slice(0, 20))}${status === 'incomplete' ? ' (incomplete)' : ''}`, at);
   }
-  const res = await messagesApi.create(c.client, { model, max_tokens: maxTokens(row), messages }, s);
+  const res = await messagesApi.create(c.client, body, s);
   const text = messagesApi.text(res.data);
   const at = withUsage(rec(res.data).usage, { requestId: res.requestId });
   if (text === '' && rec(res.data).stop_reason !== 'max_tokens') return bad('no text block', at);
@@ -107,11 +139,7 @@ async function textRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promis
 }
 
 async function embeddingsRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
-  const res = await embeddingsApi.create(
-    c.client,
-    { model: row.model, input: ['gw probe'] },
-    { signal: c.signal },
-  );
+  const res = await embeddingsApi.create(c.client, bodyOf(row), { signal: c.signal });
   const v = embeddingsApi.vectors(res.data);
   const at = withUsage(rec(res.data).usage, { requestId: res.requestId });
   if (v.length === 0 || v[0]?.length === 0) return bad('no vector in data[]', at);
@@ -119,12 +147,12 @@ async function embeddingsRow(row: PlannedRow, c: RowContext): Promise<CheckOutco
 }
 
 async function imageRow(row: PlannedRow, c: RowContext): Promise<CheckOutcome> {
-  const body = { model: row.model, prompt: 'gw probe: a small blue square', n: 1, response_format: 'url' };
+  const body = bodyOf(row, c.probeImage);
   const s = { signal: c.signal };
   const res =
     row.kind === 'image'
-      ? await imagesApi.generate(c.client, body as never, s)
-      : await imagesApi.edit(c.client, { ...body, images: [{ image_url: c.probeImage }] } as never, s);
+      ? await imagesApi.generate(c.client, body, s)
+      : await imagesApi.edit(c.client, body, s);
   const n = Array.isArray(res.data.data) ? res.data.data.length : 0;
   const at = { requestId: res.requestId, data: { images: n } };
   if (n === 0) return bad('no image in data[] (an edit model and a public input URL are needed)', at);

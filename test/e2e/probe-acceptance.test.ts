@@ -346,6 +346,52 @@ describe('gw probe --prices: spend from the usage each answer reports', () => {
     expect(cell(plain, 'chat').spend).toBeUndefined();
   });
 
+  it('--budget covers the text and embeddings rows --prices prices: a row whose bound does not fit is not sent', async () => {
+    const sim = await useSim({ extraModels: { 'sim-chat-a': 'chat' } });
+    const dir = tempDir('gw-prices-');
+    const file = join(dir, 'prices.json');
+    writeFileSync(file, JSON.stringify(PRICES));
+    const env = { ...sim.env, ...isolatedDirs() };
+    const ask = [
+      'probe',
+      '--all-models',
+      '--kind',
+      'chat,embeddings',
+      '--budget',
+      '0.000001USD',
+      '--budget',
+      '0.000001CNY',
+      '--json',
+    ];
+    const sentFor = (model: string): number =>
+      sim.requests.filter((q) => q.method === 'POST' && (q.body as { model?: unknown }).model === model)
+        .length;
+    const r = await runGw([...ask, '--prices', file], { env });
+    const report = parse(r);
+    for (const id of ['chat:sim-chat-a', 'embeddings:text-embedding-v4']) {
+      expect(cell(report, id)).toMatchObject({ status: 'skip' });
+      expect(cell(report, id).detail).toMatch(
+        /^not probed: (USD|CNY) 0\.\d+ would pass --budget (USD|CNY) 0\.000001/,
+      );
+    }
+    expect(sentFor('sim-chat-a')).toBe(0);
+    expect(sentFor('text-embedding-v4')).toBe(0);
+    // A model the file does not price is probed as before; so is every row without --prices.
+    expect(cell(report, 'chat:chat-3-vl-plus').status).toBe('pass');
+    const plain = parse(await runGw(ask, { env }));
+    expect(cell(plain, 'chat:sim-chat-a').status).toBe('pass');
+    expect(sentFor('sim-chat-a')).toBe(1);
+    // A budget the bounds fit: the rows are sent, and their spend stays under it.
+    const roomy = parse(
+      await runGw([...ask.slice(0, -5), '--budget', '1USD', '--budget', '1CNY', '--json', '--prices', file], {
+        env,
+      }),
+    );
+    expect(cell(roomy, 'chat:sim-chat-a').status).toBe('pass');
+    expect(roomy.spend?.USD).toBeGreaterThan(0);
+    expect(roomy.spend?.USD).toBeLessThanOrEqual(1);
+  });
+
   it('refuses a damaged prices file (exit 2 naming the file and the field) before anything is sent', async () => {
     const sim = await useSim();
     const dir = tempDir('gw-prices-');

@@ -45,6 +45,10 @@ Prices (--prices <prices.json>): {"currency": "USD", "models": {"<model>": {"inp
   model's own currency overrides the file's). Each row of a priced model gets "spend" from the usage its answer
   reported (cached input tokens at cached_per_million, else at the input rate), the report a total per currency;
   the table a spend column and line, --html a figure. A damaged file is exit 2 naming the field.
+  With --all-models and --budget, a text, embeddings or image row of a priced model counts its request's upper
+  bound (every body byte an input token, plus its max_tokens; images n x per_image) against the --budget of
+  its currency (a currency without one is not capped): a row that would pass it is not probed, nor one it
+  cannot bound unless --allow-unpriced. Rows of models the file does not price are probed as before.
 Baseline (--baseline <probe.json|last>): what changed since an earlier run of the same gateway, cell by cell
   (a cell: check x model x stream mode). A file is a gw probe --json report of this gateway that asked for
   the same (the same checks and planned models, or the same --all-models kinds, modes and --skip-model
