@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { ApiResult, GatewayClient } from '../client/gateway-client.js';
 import { ConnectionError, type ConnectionFailure } from '../client/errors.js';
 import type { Currency } from '../contract/estimate.js';
+import { amountText } from '../contract/money.js';
 import type { PriceTable } from '../contract/prices.js';
 import { GwError, InterruptedError, TimeLimitError } from '../core/errors.js';
 import { classify, type SendOutcome } from './errors.js';
@@ -278,7 +279,7 @@ export class Engine {
       const spent = this.#spent.get(est.c) ?? 0;
       if (spent + est.a > cap + 1e-9) {
         this.#reason = 'budget';
-        this.#budgetNote = `budget ${cap} ${est.c} reached (${spent.toFixed(2)} submitted; ${line.customId} would add ${est.a.toFixed(2)})`;
+        this.#budgetNote = `budget ${cap} ${est.c} reached (${amountText(spent)} submitted; ${line.customId} would add ${amountText(est.a)})`;
         return false;
       }
     }

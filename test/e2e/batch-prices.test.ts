@@ -163,8 +163,15 @@ describe('gw batch --prices and --budget', () => {
     const budget = `${(each * 2.5).toFixed(6)}USD`;
     const r = await t.batch(['--budget', budget, '--json']);
     expect(r.exitCode).toBe(1);
-    const doc = JSON.parse(r.stdout) as { succeeded: number; not_submitted: number; reason: string };
+    const doc = JSON.parse(r.stdout) as {
+      succeeded: number;
+      not_submitted: number;
+      reason: string;
+      budget_note?: string;
+    };
     expect(doc).toMatchObject({ succeeded: 2, not_submitted: 2, reason: 'budget' });
+    // The note shows the amounts to a millionth (cents would read 0.00).
+    expect(doc.budget_note).toContain(`would add ${Math.round(each * 1e6) / 1e6})`);
     const st = await t.status();
     expect(st.spend.implied_by_usage.USD).toBeLessThanOrEqual(each * 2.5);
   });
