@@ -265,7 +265,16 @@ async function npm(args: string[], cwd: string, cache: string): Promise<{ stdout
 /** `gw --version` and `gw models --json` against gw sim, run as `cmd ...prefix`; the number of models listed. */
 async function runInstalled(cmd: string, prefix: string[], cwd: string): Promise<number> {
   const sim = await useSim();
-  const env = { PATH: process.env.PATH, HOME: cwd, GW_CONFIG_DIR: cwd, GW_STATE_DIR: cwd, ...sim.env };
+  // npx enables Node's compile cache (Node >= 22), by default in the system's temp dir: keep it in cwd.
+  const cache = { NODE_COMPILE_CACHE: join(cwd, '.node-compile-cache') };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: cwd,
+    GW_CONFIG_DIR: cwd,
+    GW_STATE_DIR: cwd,
+    ...cache,
+    ...sim.env,
+  };
   const run = promisify(execFile);
   const version = await run(cmd, [...prefix, '--version'], { cwd, encoding: 'utf8', env });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
