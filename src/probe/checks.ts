@@ -61,8 +61,6 @@ export interface Check {
   family?: CheckFamily;
   /** Takes far longer than the others (a task to a terminal state): started first, see runner.runChecklist. */
   slow?: boolean;
-  /** Loads code `run` needs that is not imported with this module (called before the check's clock starts). */
-  load?(): Promise<unknown>;
   run(ctx: CheckContext): Promise<CheckOutcome>;
 }
 

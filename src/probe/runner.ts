@@ -222,7 +222,7 @@ export interface ChecklistOptions extends RunnerEvents {
   note(text: string): void;
   /** Called right after a billable task was created (the command journals it). */
   onCreated?(kind: CreatedKind, id: string, model: string, requestId: string | undefined): void;
-  /** Awaited with the check's own `load()` before its clock starts (an in-process simulator's routes). */
+  /** Awaited before a check's clock starts (an in-process simulator registers the routes it calls). */
   prepare?(check: Check): Promise<void>;
   /** Longest the other checks wait for the slow checks' first answers (default SLOW_HEAD_START_MS). */
   headStartMs?: number;
@@ -349,10 +349,11 @@ export const SLOW_HEAD_START_MS = 250;
 /**
  * Runs the selected checks concurrently and returns the report in checklist order.
  *
- * The slow checks (the video: a task to a terminal state) start first: their code loads and their first request
- * goes out alone. The others start at their first answer (or after `headStartMs`), and load their own code
- * while the slow check waits between polls. The run then lasts as long as its slowest check plus as little as
- * possible, and no check's latency carries another check's module loading.
+ * The slow checks (the video: a task to a terminal state) start first: their first request goes out alone. The
+ * others start at their first answer (or after `headStartMs`), while the slow check waits between polls. The run
+ * then lasts as long as its slowest check plus as little as possible. A check's clock starts after `prepare`
+ * (an in-process simulator's routes): no latency carries module loading, and a failed `prepare` fails that check
+ * alone.
  */
 export async function runChecklist(o: ChecklistOptions): Promise<ProbeReport> {
   // process.hrtime rather than performance.now(): the global `performance` loads perf_hooks on first use (~2 ms
@@ -397,7 +398,7 @@ export async function runChecklist(o: ChecklistOptions): Promise<ProbeReport> {
     let started: number | undefined;
     let outcome: CheckOutcome;
     try {
-      await Promise.all([check.load?.(), o.prepare?.(check)]);
+      await o.prepare?.(check);
       started = now();
       outcome = await check.run(ctx);
     } catch (e) {
@@ -407,7 +408,7 @@ export async function runChecklist(o: ChecklistOptions): Promise<ProbeReport> {
     } finally {
       answered?.();
     }
-    const rec = finalize(check, outcome, now() - (started ?? now()), exchanges);
+    const rec = finalize(check, outcome, started === undefined ? 0 : now() - started, exchanges);
     o.onFinish?.(rec);
     return rec;
   };

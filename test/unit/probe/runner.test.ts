@@ -308,10 +308,6 @@ describe('runChecklist', () => {
       await answer(ctx, 'req-f');
       return { status: 'pass', detail: 'f' };
     });
-    fast.load = () => {
-      events.push('fast loads');
-      return Promise.resolve();
-    };
     const slow: Check = {
       ...check('slow', async (ctx) => {
         events.push('slow runs');
@@ -323,8 +319,12 @@ describe('runChecklist', () => {
       }),
       slow: true,
     };
-    const report = await runChecklist(options([fast, slow], { headStartMs: 60_000 }));
-    expect(events).toEqual(['slow runs', 'slow answers', 'fast loads', 'fast runs']);
+    const prepare = (c: Check): Promise<void> => {
+      events.push(`prepare ${c.id}`);
+      return Promise.resolve();
+    };
+    const report = await runChecklist(options([fast, slow], { headStartMs: 60_000, prepare }));
+    expect(events).toEqual(['prepare slow', 'slow runs', 'slow answers', 'prepare fast', 'fast runs']);
     expect(report.checks.map((c) => [c.id, c.status])).toEqual([
       ['fast', 'pass'],
       ['slow', 'pass'],
@@ -351,7 +351,7 @@ describe('runChecklist', () => {
     expect(r.summary.passed).toBe(2);
   });
 
-  it("loads a check's code and awaits prepare() before its clock starts", async () => {
+  it("awaits prepare() before the check's clock starts: its time is not the check's latency", async () => {
     const order: string[] = [];
     let t = 0;
     const c: Check = {
@@ -362,38 +362,44 @@ describe('runChecklist', () => {
         return { status: 'pass', detail: '' };
       }),
       family: 'text',
-      load: () => {
-        order.push('load');
-        t += 1000; // module loading is not the gateway's latency
-        return Promise.resolve();
-      },
     };
     const r = await runChecklist(
       options([c], {
         now: () => t,
-        prepare: (check) => {
+        prepare: async (check) => {
           order.push(`prepare ${check.family ?? ''}`);
-          t += 1000;
-          return Promise.resolve();
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          t += 1000; // registering an in-process simulator's routes is not the gateway's latency
+          order.push('prepared');
         },
       }),
     );
-    expect(order).toEqual(['load', 'prepare text', 'run']);
+    expect(order).toEqual(['prepare text', 'prepared', 'run']);
     expect(r.checks[0]?.latencyMs).toBe(7);
   });
 
-  it('fails a check whose code cannot be loaded, and still reports the others', async () => {
-    const broken: Check = { ...check('a', () => Promise.resolve({ status: 'pass', detail: '' })) };
-    broken.load = () => Promise.reject(new Error('cannot load'));
-    const ok = check('b', async (ctx) => {
-      await answer(ctx);
-      return { status: 'pass', detail: '' };
-    });
-    const r = await runChecklist(options([broken, ok]));
+  it('fails the check whose prepare() fails, never runs it, and still reports the others', async () => {
+    const ran: string[] = [];
+    const run =
+      (id: string): Check['run'] =>
+      async (ctx) => {
+        ran.push(id);
+        await answer(ctx);
+        return { status: 'pass', detail: '' };
+      };
+    const r = await runChecklist(
+      options([check('a', run('a')), check('b', run('b'))], {
+        prepare: (c) =>
+          c.id === 'a' ? Promise.reject(new Error('cannot register the routes')) : Promise.resolve(),
+      }),
+    );
     expect(r.checks.map((x) => [x.id, x.status, x.detail])).toEqual([
-      ['a', 'fail', 'internal: cannot load'],
+      ['a', 'fail', 'internal: cannot register the routes'],
       ['b', 'pass', ''],
     ]);
+    expect(r.checks[0]?.latencyMs).toBe(0);
+    expect(ran).toEqual(['b']);
+    expect(exitCodeOf(r)).toBe(1);
   });
 });
 
