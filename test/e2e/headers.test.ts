@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
+import { closeAfterTest } from '../helpers/servers.js';
 import { INSTANT, useSim } from '../helpers/sim.js';
 
 const SECRET = 'pk-route-secret-7a1f';
@@ -79,6 +82,34 @@ describe('--header: extra request headers to the gateway only', () => {
     expect(
       cdn.some((q) => q.headers['x-api-key'] !== undefined || q.headers.authorization !== undefined),
     ).toBe(false);
+  });
+
+  it('a callback URL is registered with the gateway, and gw itself never connects to it', async () => {
+    const sim = await useSim();
+    let connections = 0;
+    const receiver = closeAfterTest(createServer((_req, res) => res.writeHead(204).end()));
+    receiver.on('connection', () => (connections += 1));
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const callback = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`;
+    const r = await runGw(
+      [
+        '-H',
+        `X-Api-Key: ${SECRET}`,
+        'alpha',
+        'i2v',
+        '--image',
+        'https://example.com/first.png',
+        '--callback-url',
+        callback,
+      ],
+      { env: sim.env },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const create = sim.requests.at(-1);
+    expect(create?.body).toMatchObject({ callback_url: callback });
+    expect(create?.headers['x-api-key']).toBe(SECRET);
+    // The gateway calls it back when the task ends (the simulator does not): the token and headers stay with gw.
+    expect(connections).toBe(0);
   });
 
   it('a bad name or value is exit 2 naming --header, and nothing is sent', async () => {

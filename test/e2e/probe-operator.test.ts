@@ -1,6 +1,6 @@
 import { type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ProbeReport } from '../../src/probe/runner.js';
 import type { HistoryView } from '../../src/probe/history-view.js';
 import { isolatedDirs, runGw, spawnGw, type GwResult } from '../helpers/gw.js';
+import { closeAfterTest } from '../helpers/servers.js';
 import { useSim } from '../helpers/sim.js';
 
 const temps: string[] = [];
@@ -317,6 +318,45 @@ describe('gw probe --slo / --warn-slo', () => {
   });
 });
 
+/** One POST a webhook receiver got. */
+interface HookCall {
+  body: Record<string, unknown>;
+  headers: IncomingMessage['headers'];
+  raw: string;
+}
+
+/**
+ * A webhook receiver on 127.0.0.1 (closed after the test) answering the n-th POST with `status(n)`; `posts(n)`
+ * resolves once it has n.
+ */
+async function startHookReceiver(
+  status: (n: number) => number,
+): Promise<{ hook: string; calls: HookCall[]; posts: (n: number) => Promise<true> }> {
+  const calls: HookCall[] = [];
+  const wakers = new Set<() => void>();
+  const receiver = closeAfterTest(
+    createServer((req, res) => {
+      let raw = '';
+      req.on('data', (b: Buffer) => (raw += b.toString('utf8')));
+      req.on('end', () => {
+        calls.push({ body: JSON.parse(raw) as Record<string, unknown>, headers: req.headers, raw });
+        res.writeHead(status(calls.length)).end();
+        for (const w of wakers) w();
+      });
+    }),
+  );
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const posts = (n: number): Promise<true> =>
+    until(
+      () => (calls.length >= n ? true : undefined),
+      (wake) => {
+        wakers.add(wake);
+        return () => wakers.delete(wake);
+      },
+    );
+  return { hook: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, calls, posts };
+}
+
 describe('gw probe --every', () => {
   it('writes the metrics file atomically every run, serves /metrics, drops vanished models, ends on SIGTERM with exit 0', async () => {
     const sim = await useSim({ extraModels: { 'qwq-sim-reasoner': 'chat' } });
@@ -369,29 +409,8 @@ describe('gw probe --every', () => {
 
   it('posts exactly one alert after n failures in a row and one recovery, without the token', async () => {
     const sim = await useSim();
-    const calls: Array<{ body: Record<string, unknown>; headers: IncomingMessage['headers']; raw: string }> =
-      [];
-    const wakers = new Set<() => void>();
-    const receiver: Server = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (b: Buffer) => (raw += b.toString('utf8')));
-      req.on('end', () => {
-        calls.push({ body: JSON.parse(raw) as Record<string, unknown>, headers: req.headers, raw });
-        res.writeHead(calls.length === 1 ? 503 : 204).end(); // the first delivery fails: retried
-        for (const w of wakers) w();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => receiver.close(() => r())));
-    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const posts = (n: number): Promise<true> =>
-      until(
-        () => (calls.length >= n ? true : undefined),
-        (wake) => {
-          wakers.add(wake);
-          return () => wakers.delete(wake);
-        },
-      );
+    // The first delivery fails: retried.
+    const { hook, calls, posts } = await startHookReceiver((n) => (n === 1 ? 503 : 204));
     sim.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'status', status: 400 });
     const w = spawnWatch(
       ['--only', 'models,chat', '--every', '20ms', '--webhook', hook, '--alert-after', '3'],
@@ -433,6 +452,58 @@ describe('gw probe --every', () => {
       expect(c.raw).not.toContain('Reply with'); // no request body
     }
     expect(done.stderr).toMatch(/webhook: 2 delivered, 0 dropped/);
+  });
+
+  it('a webhook gets neither the token, nor the --header / GW_HEADERS / profile headers, nor the traceparent', async () => {
+    const sim = await useSim();
+    const env = { ...sim.env, ...isolatedDirs() };
+    const secrets = {
+      token: sim.env.GW_TOKEN,
+      flag: 'flag-secret-51c2',
+      env: 'env-secret-8d0e',
+      profile: 'profile-secret-3b7a',
+    };
+    expect((await runGw(['config', 'set', 'headers.X-Profile-Key', secrets.profile], { env })).exitCode).toBe(
+      0,
+    );
+    const { hook, calls: got, posts } = await startHookReceiver(() => 204);
+    sim.sim.addFault({ route: 'POST /v1/chat/completions', kind: 'status', status: 400 });
+    const w = spawnWatch(
+      [
+        '-H',
+        `X-Flag-Key: ${secrets.flag}`,
+        '--only',
+        'models,chat',
+        '--every',
+        '1h',
+        '--webhook',
+        hook,
+        '--alert-after',
+        '1',
+      ],
+      { ...env, GW_HEADERS: `X-Env-Key: ${secrets.env}` },
+    );
+    await posts(1);
+    w.child.kill('SIGTERM');
+    expect((await w.done).exitCode).toBe(0);
+    // The gateway got all of them: the receiver's silence is not for want of sending.
+    const chat = sim.requests.find((q) => q.path === '/v1/chat/completions');
+    expect(chat?.headers).toMatchObject({
+      authorization: `Bearer ${secrets.token}`,
+      'x-flag-key': secrets.flag,
+      'x-env-key': secrets.env,
+      'x-profile-key': secrets.profile,
+    });
+    expect(chat?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    const trace = chat?.traceparent?.split('-')[1] ?? 'no trace';
+    expect(got).toHaveLength(1);
+    const post = got[0] as HookCall;
+    expect(JSON.parse(post.raw)).toMatchObject({ event: 'alert', check: 'chat' });
+    expect(
+      Object.keys(post.headers).filter((h) => /^(authorization|traceparent|tracestate|x-.*-key)$/.test(h)),
+    ).toEqual([]);
+    const everything = JSON.stringify(post.headers) + post.raw;
+    for (const secret of [...Object.values(secrets), trace]) expect(everything).not.toContain(secret);
   });
 });
 

@@ -75,7 +75,8 @@ Watch (--every <dur>): a run per interval, never two at once, until Ctrl-C or SI
   gw_probe_failed_runs_total. --webhook <url> gets one JSON POST ({"text", "event": "alert"|"recovery",
   "check", "model", "gateway", "consecutiveFailures", "error", "detail", "requestId", "at"}; "text" suits
   Slack) when a check failed --alert-after runs in a row (default 3), and one when it passes again;
-  retried with backoff; never the token or a request body.
+  retried with backoff. It never carries the token, a --header (GW_HEADERS, profile headers) or gw's
+  traceparent (the gateway's trace stays with the gateway), nor a request or response body.
 History: every run (not --sim, not --no-history) is appended to probe-history.jsonl in the state directory
   (GW_STATE_DIR; rotated past 8 MiB); \`gw probe history\` shows uptime, percentiles and changes.
 `,
