@@ -3,11 +3,11 @@
  * per gateway request (the same trace and span ids the gateway saw in traceparent), the GenAI client metrics by
  * their semantic-convention names; a collector that refuses or hangs costs a warning, never the run.
  */
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/load/schema.js';
-import { spawnGw } from '../helpers/gw.js';
+import { GW_EXE, spawnGw } from '../helpers/gw.js';
 import { startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp.js';
 import { closedPort } from '../helpers/servers.js';
 import { useSim } from '../helpers/sim.js';
@@ -172,5 +172,50 @@ describe('gw --otlp', () => {
     expect(env.exitCode).toBe(2);
     expect(env.stderr).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318"/);
     expect(sim.requests).toHaveLength(0);
+  });
+});
+
+/**
+ * The executable as installed beside another build's files: <dir>/bin/gw with a <dir>/dist/otlp-worker.js that
+ * does nothing (a hard link to GW_EXE, a copy across file systems).
+ */
+function exeBesideForeignWorker(exe: string): string {
+  const dir = tempDir('gw-otlp-exe-');
+  mkdirSync(join(dir, 'bin'));
+  mkdirSync(join(dir, 'dist'));
+  writeFileSync(join(dir, 'dist', 'otlp-worker.js'), '// the worker of some other gw build\n');
+  const copy = join(dir, 'bin', 'gw');
+  try {
+    linkSync(exe, copy);
+  } catch {
+    copyFileSync(exe, copy);
+  }
+  return copy;
+}
+
+describe.skipIf(GW_EXE === undefined)('gw --otlp in the single executable (GW_EXE)', () => {
+  it('exports a span per request and the GenAI metrics from its main thread, whatever lies beside it', async () => {
+    const sim = await useSim();
+    const otlp = await startOtlpReceiver();
+    const r = await spawnGw(
+      ['probe', '--only', 'models,chat,chat-stream', '--no-history', '--otlp', otlp.url],
+      {
+        env: sim.env,
+        exe: exeBesideForeignWorker(GW_EXE as string),
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/warning/);
+    const gateway = seen(sim, 0);
+    expect(gateway.spans.length).toBeGreaterThanOrEqual(3);
+    expect(sorted(otlp.spans)).toEqual([...gateway.spans].sort());
+    expect(new Set(otlp.spans.map((s) => s.traceId))).toEqual(gateway.traces);
+    expect(otlp.spans.find((s) => s.attributes['url.path'] === '/v1/chat/completions')).toMatchObject({
+      name: 'chat chat-3.7-plus',
+      kind: 3,
+    });
+    for (const name of ['gen_ai.client.operation.duration', 'gen_ai.client.operation.time_to_first_chunk'])
+      expect(otlp.metricNames).toContain(name);
+    expect(new Set(otlp.requests.map((q) => q.contentType))).toEqual(new Set(['application/x-protobuf']));
   });
 });

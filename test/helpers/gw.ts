@@ -114,13 +114,20 @@ export function enterCwd(dir: string | undefined): () => void {
 /** Path of the real launcher. */
 export const GW_BIN = resolve(import.meta.dirname, '../../bin/gw.js');
 
-/** Spawns the real `bin/gw` (no TTY, NO_COLOR=1). */
+/**
+ * The single executable the tests may drive (`GW_EXE`, set by .ci/run right after `npm run build:exe`); unset, the
+ * tests of the executable are skipped, so a stale dist/exe/gw never stands in for the current sources.
+ */
+export const GW_EXE = process.env.GW_EXE ? resolve(process.env.GW_EXE) : undefined;
+
+/** Spawns the real `bin/gw` (no TTY, NO_COLOR=1), or the single executable `exe`. */
 export function spawnGw(
   argv: string[],
-  o: RunOptions & { onSpawn?: (child: ChildProcess) => void } = {},
+  o: RunOptions & { onSpawn?: (child: ChildProcess) => void; exe?: string } = {},
 ): Promise<GwResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [GW_BIN, ...argv], {
+    const [file, args] = o.exe !== undefined ? [o.exe, argv] : [process.execPath, [GW_BIN, ...argv]];
+    const child = spawn(file, args, {
       env: { PATH: process.env.PATH, NO_COLOR: '1', ...isolatedDirs(), ...o.env },
       cwd: o.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { dirname, join as pathJoin } from 'node:path';
+import { isSea } from 'node:sea';
 import type { Context } from '../../cli/context.js';
 import { httpUrl } from '../../cli/flag-types.js';
 import { flag } from '../../cli/verb.js';
@@ -42,9 +43,11 @@ export function otlpEndpoints(
 
 /**
  * dist/otlp-worker.js of the launcher's package (bin/gw.js, followed through an npm bin link); none in the single
- * executable, whose launcher is the executable itself.
+ * executable, whose launcher is the executable itself: a `../dist/otlp-worker.js` beside it belongs to some
+ * other build (and would be run by its embedded Node), so it exports on its main thread instead.
  */
 function workerFile(): string | undefined {
+  if (isSea()) return undefined;
   const launcher = process.argv[1];
   if (launcher === undefined) return undefined;
   try {
