@@ -190,8 +190,8 @@ function limited(o: StreamRead): Transform {
   return t;
 }
 
-/** Reads a stream (standard input) as UTF-8 text of at most `limit` bytes; past it, a UsageError. */
-export async function readStreamText(stream: Readable, o: StreamRead): Promise<string> {
+/** Reads a stream (standard input) of at most `limit` bytes, as it is; past it, a UsageError. */
+export async function readStream(stream: Readable, o: StreamRead): Promise<Buffer> {
   const parts: Buffer[] = [];
   const sink = new Transform({
     transform(chunk: Buffer, _enc, done) {
@@ -200,7 +200,12 @@ export async function readStreamText(stream: Readable, o: StreamRead): Promise<s
     },
   });
   await pipeline(stream, limited(o), sink);
-  return Buffer.concat(parts).toString('utf8');
+  return Buffer.concat(parts);
+}
+
+/** Reads a stream (standard input) as UTF-8 text (readStream). */
+export async function readStreamText(stream: Readable, o: StreamRead): Promise<string> {
+  return (await readStream(stream, o)).toString('utf8');
 }
 
 /**

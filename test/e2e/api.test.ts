@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
 import { closeAfterTest } from '../helpers/servers.js';
@@ -209,4 +210,67 @@ describe('gw api: any route, as gh api', () => {
     expect(r.stdout).toBe('{"items":[{"id":"a"},{"id":"b"}],"total":10}\n');
     expect(asked).toHaveLength(2);
   });
+
+  it('-X POST --input - sends standard input byte for byte; -f fields then go into the query', async () => {
+    const gw = await fakeGateway((res) => res.writeHead(200).end('{}'));
+    const sent = Buffer.from([0x7b, 0xff, 0x00, 0xc3, 0x28, 0x80, 0x0a, 0x7d]);
+    const r = await runGw(
+      ['api', '-X', 'POST', '/v1/upload', '--input', '-', '-f', 'tag=x1', '-f', 'n[]=2'],
+      {
+        env: gw.env,
+        stdin: Readable.from([sent]),
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(gw.seen).toHaveLength(1);
+    expect(gw.seen[0]).toMatchObject({ method: 'POST', url: '/v1/upload?tag=x1&n%5B%5D=2' });
+    expect(gw.seen[0]?.body).toEqual(sent);
+  });
+
+  it('never retries a POST, PUT or PATCH that met a 503; retries GET and DELETE', async () => {
+    const gw = await fakeGateway((res, n) =>
+      n === 1 ? res.writeHead(503, { 'retry-after': '0' }).end('{}') : res.writeHead(200).end('{}'),
+    );
+    const cases: Array<[string[], number]> = [
+      [['-X', 'POST', '/a', '-f', 'k=v'], 1],
+      [['-X', 'put', '/b', '--input', '-'], 1],
+      [['-X', 'PATCH', '/c', '-F', 'n=1'], 1],
+      [['-X', 'DELETE', '/d'], 2],
+      [['/e'], 2],
+    ];
+    for (const [argv, attempts] of cases) {
+      const r = await runGw(['api', ...argv], { env: gw.env, stdin: '{}' });
+      const path = argv.find((a) => a.startsWith('/')) as string;
+      expect(gw.seen.filter((q) => q.url === path).length, argv.join(' ')).toBe(attempts);
+      expect(r.exitCode, argv.join(' ')).toBe(attempts === 1 ? 1 : 0);
+    }
+  });
 });
+
+/** A request as a fake gateway received it. */
+interface Seen {
+  method: string;
+  url: string;
+  body: Buffer;
+}
+
+/** A gateway on 127.0.0.1 that answers with `answer` (`n`: the how-many-th request to this URL) and keeps each. */
+async function fakeGateway(
+  answer: (res: ServerResponse, n: number) => void,
+): Promise<{ env: { GW_BASE_URL: string; GW_TOKEN: string }; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = closeAfterTest(
+    createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        const url = req.url ?? '';
+        seen.push({ method: req.method ?? '', url, body: Buffer.concat(parts) });
+        answer(res, seen.filter((q) => q.url === url).length);
+      });
+    }),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return { env: { GW_BASE_URL: `http://127.0.0.1:${port}`, GW_TOKEN: 'sk-api-bytes-7f3e91' }, seen };
+}

@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Method } from '../../client/gateway-client.js';
 import { UsageError } from '../../core/errors.js';
-import { LOCAL_LIMITS, readLocalFile, readStreamText } from '../../core/local-file.js';
+import { LOCAL_LIMITS, readLocalFile, readStream } from '../../core/local-file.js';
 import type { Context } from '../../cli/context.js';
 import type { Flags } from '../../cli/verb.js';
 import { fieldsAsQuery, parseFields, type RawField } from './fields.js';
@@ -33,7 +33,7 @@ async function readInput(ctx: Context, path: string, flag: string): Promise<Buff
   if (path === '-') {
     const what = `${flag} - (standard input)`;
     const o = { what, field: flag, limit: LOCAL_LIMITS.body, signal: ctx.signal };
-    return Buffer.from(await readStreamText(ctx.io.stdin, o));
+    return readStream(ctx.io.stdin, o);
   }
   return readLocalFile(path, { flag, field: flag, limit: LOCAL_LIMITS.body, signal: ctx.signal });
 }
