@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { detailText, type GwError } from '../core/errors.js';
 import type { Redactor } from './redact.js';
 import type { Io } from './io.js';
@@ -77,8 +78,39 @@ export class Output {
    */
   stream(text: string): void {
     if (text.length === 0) return;
+    if (this.#bytes) this.flush();
+    this.#bytes = false;
     this.#pending += text;
     this.#flushAt ??= setImmediate(() => this.#drain(false));
+  }
+
+  /** True while #pending holds bytes read as latin1 (streamBytes to a file or pipe), not text. */
+  #bytes = false;
+  #decoder: StringDecoder | undefined;
+
+  /**
+   * The gateway's payload as bytes (`gw api`): to a file or a pipe byte for byte, binary or not (secrets masked,
+   * across chunks too); to a terminal as UTF-8 text shown as stream() shows it, a byte that is not UTF-8 as
+   * U+FFFD. endBytes() after the last chunk.
+   */
+  streamBytes(chunk: Buffer): void {
+    if (this.io.stdout.isTTY === true) {
+      this.#decoder ??= new StringDecoder('utf8');
+      this.stream(this.#decoder.write(chunk));
+      return;
+    }
+    if (chunk.length === 0) return;
+    if (!this.#bytes) this.flush();
+    this.#bytes = true;
+    this.#pending += chunk.toString('latin1');
+    this.#flushAt ??= setImmediate(() => this.#drain(false));
+  }
+
+  /** Ends streamBytes(): a UTF-8 sequence cut off at the end shows as U+FFFD; writes all that is held. */
+  endBytes(): void {
+    if (this.#decoder !== undefined) this.stream(this.#decoder.end());
+    this.#decoder = undefined;
+    this.flush();
   }
 
   /** Writes all that stream() holds (every other output calls it first, so order is kept; so does the end). */
@@ -95,10 +127,15 @@ export class Output {
       clearImmediate(this.#flushAt);
       this.#flushAt = undefined;
     }
-    const keep = all ? 0 : this.redactor.heldBack(this.#pending);
+    const redactor = this.#bytes ? this.redactor.latin1() : this.redactor;
+    const keep = all ? 0 : redactor.heldBack(this.#pending);
     const text = this.#pending.slice(0, this.#pending.length - keep);
     this.#pending = this.#pending.slice(text.length);
     if (text.length === 0) return;
+    if (this.#bytes) {
+      this.io.stdout.write(Buffer.from(redactor.redact(text), 'latin1'));
+      return;
+    }
     const shown = this.io.stdout.isTTY === true ? this.#safe(text, this.opts.json) : text;
     this.io.stdout.write(this.redactor.redact(shown));
   }

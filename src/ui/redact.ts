@@ -35,16 +35,37 @@ export class Redactor {
       [esc(esc(secret)), esc(esc(mask))],
       [encodeURIComponent(secret), encodeURIComponent(mask)],
     ];
-    for (const [form, m] of forms) {
-      if (this.#masks.has(form)) continue;
-      this.#secrets.add(form);
-      this.#masks.set(form, m);
-    }
+    for (const [form, m] of forms) this.#put(form, m);
+  }
+
+  /** Registers one form of a secret with its mask. */
+  #put(form: string, mask: string): void {
+    if (this.#masks.has(form)) return;
+    this.#secrets.add(form);
+    this.#masks.set(form, mask);
     this.#sorted = [...this.#secrets].sort((a, b) => b.length - a.length);
+    this.#latin1 = undefined;
   }
 
   /** The mask of each registered form (an escaped form is shown as its secret's mask). */
   readonly #masks = new Map<string, string>();
+
+  #latin1: Redactor | undefined;
+
+  /**
+   * The same secrets over bytes read as latin1 (one character per byte: `Buffer#toString('latin1')`), for a
+   * payload passed on byte for byte: each form and mask is its UTF-8 encoding read that way, so masking the text
+   * and writing it back as latin1 changes nothing but the secrets, whatever else the bytes hold.
+   */
+  latin1(): Redactor {
+    if (this.#latin1 === undefined) {
+      const view = new Redactor();
+      const asBytes = (t: string): string => Buffer.from(t, 'utf8').toString('latin1');
+      for (const [form, mask] of this.#masks) view.#put(asBytes(form), asBytes(mask));
+      this.#latin1 = view;
+    }
+    return this.#latin1;
+  }
 
   /**
    * How many characters at the end of `text` could be the beginning of a secret (of any of its forms): text that

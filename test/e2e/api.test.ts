@@ -1,10 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isolatedDirs, runGw, spawnGw } from '../helpers/gw.js';
+import { redactToken } from '../../src/ui/redact.js';
+import { isolatedDirs, runBash, runGw, spawnGw } from '../helpers/gw.js';
 import { closeAfterTest } from '../helpers/servers.js';
 import { INSTANT, useSim } from '../helpers/sim.js';
 
@@ -244,6 +245,29 @@ describe('gw api: any route, as gh api', () => {
       expect(gw.seen.filter((q) => q.url === path).length, argv.join(' ')).toBe(attempts);
       expect(r.exitCode, argv.join(' ')).toBe(attempts === 1 ? 1 : 0);
     }
+  });
+
+  it('prints a binary answer to a pipe byte for byte, the token masked', async () => {
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const gw = await fakeGateway((res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.concat([bytes, Buffer.from(`key=${gw.env.GW_TOKEN.slice(0, 9)}`)]));
+      res.end(Buffer.concat([Buffer.from(gw.env.GW_TOKEN.slice(9)), bytes]));
+    });
+    const out = join(isolatedDirs().HOME, 'answer.bin');
+    const r = await runBash(`gw api /v1/blob > "${out}"`, { env: gw.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const masked = Buffer.from(`key=${redactToken(gw.env.GW_TOKEN)}`);
+    expect(readFileSync(out)).toEqual(Buffer.concat([bytes, masked, bytes]));
+  });
+
+  it('shows a terminal UTF-8 text: controls as \\xNN, bytes that are not UTF-8 as U+FFFD', async () => {
+    const gw = await fakeGateway((res) =>
+      res.writeHead(200).end(Buffer.concat([Buffer.from('café \x1b[2J '), Buffer.from([0xff, 0x9b, 0x0a])])),
+    );
+    const r = await runGw(['api', '/v1/blob'], { env: gw.env, tty: true });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('café \\x1b[2J \uFFFD\uFFFD\n');
   });
 });
 

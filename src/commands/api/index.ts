@@ -47,8 +47,10 @@ export const apiVerb = defineVerb<typeof apiFlags, [string]>({
   notes: [
     'Fields: with GET or HEAD (and with --input) they are query parameters, otherwise one JSON object body',
     '(Content-Type: application/json; -H "Content-Type: …" sends another). -f fields are placed before -F ones.',
-    'The answer is printed as it arrives (an event stream too), unchanged on a pipe; on a terminal control',
-    'characters are shown as \\xNN. An error status prints the error on stderr and exits like every command',
+    'The answer is printed as it arrives (an event stream too), byte for byte to a pipe or file (binary too; a',
+    'token in it masked); on a terminal it is shown as UTF-8 text, control characters as \\xNN and bytes that',
+    'are not UTF-8 as U+FFFD (redirect to a file for the bytes). --input is sent byte for byte too.',
+    'An error status prints the error on stderr and exits like every command',
     '(1 gateway error, 3 authentication, 4 timeout); only GET, HEAD and DELETE are retried.',
     "--paginate prints each page's answer followed by a newline (a stream of JSON documents for jq).",
     "The token and --header go to the gateway's origin only; a full URL is refused.",

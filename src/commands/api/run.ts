@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { Method } from '../../client/gateway-client.js';
 import { UsageError } from '../../core/errors.js';
 import { LOCAL_LIMITS, readLocalFile, readStream } from '../../core/local-file.js';
@@ -84,11 +83,9 @@ export default async function run(
     return;
   }
   const res = await client.call({ method, path: target, body, signal: ctx.signal });
-  // UTF-8 split across network reads is joined before printing; the redactor sees the text whole.
-  const decoder = new StringDecoder('utf8');
-  for await (const chunk of res.chunks) print(decoder.write(chunk));
-  print(decoder.end());
-  ctx.out.flush();
+  // The bytes as sent (a binary body too); Output decides what a terminal is shown.
+  for await (const chunk of res.chunks) ctx.out.streamBytes(chunk);
+  ctx.out.endBytes();
 }
 
 /** The JSON object a paged POST sends (its page number is set per page). */
