@@ -9,6 +9,7 @@ import { ConnectionError, type ConnectionFailure } from '../client/errors.js';
 import type { Currency } from '../contract/estimate.js';
 import { amountText } from '../contract/money.js';
 import type { PriceTable } from '../contract/prices.js';
+import { BudgetLedger, isRefusal, type Amount, type Hold } from '../core/budget.js';
 import { GwError, InterruptedError, TimeLimitError } from '../core/errors.js';
 import { classify, type SendOutcome } from './errors.js';
 import { follow, PriorityGate, type FollowContext, type FollowEnd } from './follow.js';
@@ -16,7 +17,7 @@ import { inputLines, parseLine, isProblem, type BatchLine, type InputLine } from
 import { Limits, type Ticket } from './limits.js';
 import type { BatchClock, BatchJournal, BatchSinks, JournaledKind, RunReason, RunStats } from './options.js';
 import { outputLine, serializeLine, type OutputLine } from './output.js';
-import { Scheduler, type Resend } from './schedule.js';
+import { Scheduler, type Admission, type Resend } from './schedule.js';
 import { impliedBy } from './spend.js';
 import { shardOf, type Shard } from './shard.js';
 import type { BatchState, BatchWriter, CreatedItem, Money, StateRecord, TaskKind } from './state.js';
@@ -63,6 +64,11 @@ export interface RunResult {
 
 const JOURNAL_KIND: Record<TaskKind, JournaledKind> = { video: 'video', alpha: 'alpha', beta: 'beta-task' };
 
+/** A state log's amount as the ledger takes it. */
+function money(m: Money | undefined): Amount | undefined {
+  return m !== undefined ? { currency: m.c, amount: m.a } : undefined;
+}
+
 /** Warnings of unfinished follows said one by one; past it only their count, at the end. */
 const WARN_UNFINISHED = 10;
 
@@ -85,7 +91,9 @@ export class Engine {
   #scheduler: Scheduler<BatchLine> | undefined;
   readonly #stop = new AbortController();
   readonly #cut = new AbortController();
-  readonly #spent = new Map<Currency, number>();
+  readonly #ledger: BudgetLedger;
+  /** The budget's hold of each item in flight (sent or followed) that has an estimate. */
+  readonly #holds = new Map<string, Hold>();
   #source: AsyncIterator<InputLine> | undefined;
   #reason: RunReason = 'complete';
   #budgetNote: string | undefined;
@@ -119,16 +127,43 @@ export class Engine {
       started: d.clock.now(),
       finishedThisRun: 0,
     };
-    for (const m of d.state.estimate.values()) this.#spent.set(m.c, (this.#spent.get(m.c) ?? 0) + m.a);
+    this.#ledger = new BudgetLedger(o.budgets);
+    this.#carry();
   }
 
-  /** Estimated spend of submitted items, per currency. */
+  /**
+   * What earlier runs of the directory count against the budget: a finished item its real spend where its answer
+   * reported one (else its estimate), an item still created its estimate, held until its follow ends.
+   */
+  #carry(): void {
+    const st = this.d.state;
+    for (const [id, est] of st.estimate) {
+      const hold = this.#ledger.carry(est.c, est.a);
+      if (st.status.get(id) === 'created') this.#holds.set(id, hold);
+      else this.#ledger.settle(hold, money(st.implied.get(id)));
+    }
+  }
+
+  /** Spend of submitted items per currency: the real spend of those answered, the estimate of the others. */
   get spent(): ReadonlyMap<Currency, number> {
-    return this.#spent;
+    return this.#ledger.totals;
   }
 
   #progress(): void {
-    this.d.sinks.onProgress?.(this.stats, this.#spent);
+    this.d.sinks.onProgress?.(this.stats, this.#ledger.totals);
+  }
+
+  /**
+   * Ends an item's hold: released when nothing was billed, else settled with the spend its answer implies (its
+   * estimate stays counted when that is not known). The scheduler looks again: a line waiting may fit now.
+   */
+  #settle(id: string, end: { billed: false } | { billed: true; implied?: Money | undefined }): void {
+    const hold = this.#holds.get(id);
+    if (hold === undefined) return;
+    this.#holds.delete(id);
+    if (end.billed) this.#ledger.settle(hold, money(end.implied));
+    else this.#ledger.release(hold);
+    this.#scheduler?.wake();
   }
 
   /**
@@ -177,6 +212,10 @@ export class Engine {
         }
       : { e: 'failed', id, at, status: rec.status, code: rec.code ?? 'error', ...rid };
     void this.#record(r, { file: ok ? 'results' : 'errors', line, ...(raw !== undefined ? { raw } : {}) });
+    // As the state log counts it: an error answer to the create billed nothing; a task that failed after its
+    // creation keeps its estimate.
+    const refused = !ok && rec.status !== undefined && rec.status >= 400;
+    this.#settle(id, refused ? { billed: false } : { billed: true, implied: rec.implied });
     if (ok) this.stats.done++;
     else this.stats.failed++;
     this.stats.finishedThisRun++;
@@ -200,6 +239,7 @@ export class Engine {
     if (out.requestId !== undefined)
       line.response = { status_code: 0, request_id: out.requestId, body: null };
     void this.#record(r, { file: 'errors', line });
+    this.#settle(id, { billed: true });
     this.stats.doubt++;
     this.#progress();
   }
@@ -240,10 +280,6 @@ export class Engine {
     this.#scheduler?.wake();
   }
 
-  #spend(m: Money | undefined, sign: 1 | -1): void {
-    if (m !== undefined) this.#spent.set(m.c, (this.#spent.get(m.c) ?? 0) + sign * m.a);
-  }
-
   /** The next line to send: skips other shards and what the state log says is settled or created. */
   async #next(): Promise<BatchLine | undefined> {
     const source = this.#source;
@@ -271,29 +307,34 @@ export class Engine {
     }
   }
 
-  /** Budget: stop submitting before the estimated spend of submitted items would pass it. */
-  #admit(line: BatchLine): boolean {
+  /**
+   * Budget: a line is submitted when its estimate fits beside the spend of submitted items (real where answered).
+   * One that does not waits while items in flight could free the room (their real spend replaces their
+   * estimate); when none could, submission stops.
+   */
+  #admit(line: BatchLine): Admission {
     const est = line.est;
-    const cap = est !== undefined ? this.o.budgets.get(est.c) : undefined;
-    if (est !== undefined && cap !== undefined) {
-      const spent = this.#spent.get(est.c) ?? 0;
-      if (spent + est.a > cap + 1e-9) {
-        this.#reason = 'budget';
-        this.#budgetNote = `budget ${cap} ${est.c} reached (${amountText(spent)} submitted; ${line.customId} would add ${amountText(est.a)})`;
-        return false;
-      }
+    if (est === undefined) return 'send'; // unpriced: outside the budget (--allow-unpriced)
+    // No cap in its currency (no --budget): counted all the same, for the spend the progress line shows.
+    const r = this.o.budgets.has(est.c)
+      ? this.#ledger.reserve(est.c, est.a)
+      : this.#ledger.carry(est.c, est.a);
+    if (!isRefusal(r)) {
+      this.#holds.set(line.customId, r);
+      return 'send';
     }
-    this.#spend(est, 1);
-    return true;
+    if (r.later) return 'wait';
+    this.#reason = 'budget';
+    this.#budgetNote = `budget ${r.cap} ${est.c} reached (${amountText(r.spent)} submitted; ${line.customId} would add ${amountText(est.a)})`;
+    return 'stop';
   }
 
   async #send(line: BatchLine, ticket: Ticket): Promise<Resend | undefined> {
     this.stats.sending++;
-    const est = line.est;
     try {
-      const again = await this.#sendOne(line, est, ticket);
-      // Nothing was created: the estimate leaves the spend (every other outcome may have billed it).
-      if (again !== undefined) this.#spend(est, -1);
+      const again = await this.#sendOne(line, line.est, ticket);
+      // Nothing was created: its hold is released (every other outcome may have billed it).
+      if (again !== undefined) this.#settle(line.customId, { billed: false });
       return again;
     } finally {
       this.stats.sending--;
@@ -431,6 +472,7 @@ export class Engine {
         // to land (they are answered, refused too, or left in doubt).
         this.#setFatal(out.error, { grace: true });
         void this.#record({ e: 'unsent', id, at, code: 'auth' });
+        this.#settle(id, { billed: false });
         return undefined;
       case 'failed': {
         const response =
@@ -555,6 +597,7 @@ export class Engine {
     if ('unfinished' in end) {
       const { code, message } = end.unfinished;
       void this.#record({ e: 'unfinished', id, at: this.d.clock.now(), code, message });
+      this.#settle(id, { billed: true }); // its estimate stays counted: the next run follows it again
       this.stats.unfinished++;
       if (this.stats.unfinished <= WARN_UNFINISHED) {
         this.d.sinks.onWarning?.(

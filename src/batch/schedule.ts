@@ -22,13 +22,19 @@ export interface Resend {
   message: string;
 }
 
+/**
+ * The budget's word on an item: send it; wait (items in flight may free the room: the engine wakes the scheduler
+ * when one ends, and the item is asked again); or stop all submission.
+ */
+export type Admission = 'send' | 'wait' | 'stop';
+
 /** What the scheduler needs from the engine. */
 export interface SchedulerHooks<T> {
   model(item: T): string;
   /** The next new item of the input, or undefined at its end. */
   next(): Promise<T | undefined>;
-  /** True when the item may be submitted now (the budget); false stops all submission. */
-  admit(item: T): boolean;
+  /** Whether the item may be submitted now (the budget). */
+  admit(item: T): Admission;
   /** Sends the item holding `ticket` (released by the engine as soon as the answer is known). */
   send(item: T, ticket: Ticket): Promise<Resend | undefined>;
   /** The item was not created after its attempts. */
@@ -56,6 +62,8 @@ interface Queued<T> {
   attempts: number;
   /** `acceptedOf(model)` at the item's previous refusal. */
   mark: number | undefined;
+  /** True while it is among the resends (it was sent and not created). */
+  resend?: boolean;
   notBefore: number;
 }
 
@@ -166,10 +174,17 @@ export class Scheduler<T> {
         await this.#pulse.wait(this.#nextOpening());
         continue;
       }
-      if (!this.hooks.admit(pick.item)) {
+      const admission = this.hooks.admit(pick.item);
+      if (admission === 'stop') {
         refused = true;
         this.#fresh.unshift(pick);
         break;
+      }
+      if (admission === 'wait') {
+        // Back where it was, first of its kind again; the engine's wake (an item's spend known) asks again.
+        this.#putBack(pick);
+        await this.#pulse.wait();
+        continue;
       }
       this.#dispatch(pick);
     }
@@ -217,8 +232,20 @@ export class Scheduler<T> {
     }
   }
 
+  /** An item picked but not sent: back among the resends or the new lines, in input order. */
+  #putBack(q: Queued<T>): void {
+    if (q.resend === true) {
+      this.#requeue(q, this.hooks.model(q.item));
+      return;
+    }
+    let i = 0;
+    while (i < this.#fresh.length && (this.#fresh[i] as Queued<T>).seq < q.seq) i++;
+    this.#fresh.splice(i, 0, q);
+  }
+
   /** Back into the resends, in input order. */
   #requeue(q: Queued<T>, model: string): void {
+    q.resend = true;
     let i = this.#retries.length;
     while (i > 0 && (this.#retries[i - 1] as Queued<T>).seq > q.seq) i--;
     this.#retries.splice(i, 0, q);

@@ -154,26 +154,68 @@ describe('gw batch --prices: the --dry-run bound is never passed by the real spe
 });
 
 describe('gw batch --prices and --budget', () => {
-  it('--budget covers priced text lines: it stops before the bounds of submitted lines would pass it', async () => {
-    const lines = ['a', 'b', 'c', 'd'].map((id) => chatLine(id, 5, 1000));
-    const t = await setup(lines);
+  // Four lines of one shape (ids of one length: equal bounds) with max_tokens 1000, which the simulator's short
+  // echo never comes near: each line's real spend is a small part of its bound.
+  const FOUR = ['a', 'b', 'c', 'd'].map((id) => chatLine(id, 5, 1000));
+  type RunDoc = { succeeded: number; not_submitted: number; reason: string; budget_note?: string };
+
+  it('--budget counts an answered line at its real spend, not its bound: more lines go than bounds allow', async () => {
+    const t = await setup(FOUR);
     const plan = await t.plan();
     const each = (plan.estimated_total.USD as number) / 4;
-    // Room for two lines and a half: two are sent, the rest not submitted.
+    // Room for two bounds and a half: counting bounds alone, the third line would not go.
     const budget = `${(each * 2.5).toFixed(6)}USD`;
-    const r = await t.batch(['--budget', budget, '--json']);
+    // Deterministic, not a race: with --concurrency 1 each answer (and the swap of its bound for its spend) comes
+    // before the next line is admitted; at the default concurrency a line that fits only if the lines in flight
+    // cost less than their bounds waits for their answers instead of stopping the run.
+    for (const [out, flags] of [
+      [t.out, ['--concurrency', '1']],
+      [join(t.dir, 'default-concurrency'), []],
+    ] as const) {
+      const r = await t.run([
+        'batch',
+        'run',
+        t.input,
+        '--out',
+        out,
+        '--prices',
+        t.prices,
+        '--budget',
+        budget,
+        '--json',
+        ...flags,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ succeeded: 4, not_submitted: 0, reason: 'complete' });
+      const st = parse<Status>(await t.run(['batch', 'status', out, '--json']));
+      expect(st.spend.implied_by_usage.USD).toBeLessThanOrEqual(each * 2.5);
+    }
+  });
+
+  it('stops at the first line whose bound does not fit beside the real spend of the lines before it', async () => {
+    const t = await setup(FOUR);
+    const plan = await t.plan();
+    const each = (plan.estimated_total.USD as number) / 4;
+    // What one line really costs (all four are alike): a run with no budget.
+    const full = join(t.dir, 'full');
+    expect((await t.run(['batch', 'run', t.input, '--out', full, '--prices', t.prices])).exitCode).toBe(0);
+    const real =
+      (parse<Status>(await t.run(['batch', 'status', full, '--json'])).spend.implied_by_usage.USD as number) /
+      4;
+    expect(real).toBeLessThan(each / 10);
+    // b's bound fits beside a's real spend; c's does not beside a's and b's (half a line's spend short).
+    const cap = Math.round((real + each + real / 2) * 1e6) / 1e6;
+    const r = await t.batch(['--budget', `${cap}USD`, '--json']);
     expect(r.exitCode).toBe(1);
-    const doc = JSON.parse(r.stdout) as {
-      succeeded: number;
-      not_submitted: number;
-      reason: string;
-      budget_note?: string;
-    };
+    const doc = JSON.parse(r.stdout) as RunDoc;
     expect(doc).toMatchObject({ succeeded: 2, not_submitted: 2, reason: 'budget' });
-    // The note shows the amounts to a millionth (cents would read 0.00).
-    expect(doc.budget_note).toContain(`would add ${Math.round(each * 1e6) / 1e6})`);
+    // The note shows the amounts to a millionth (cents would read 0.00): the real spend of a and b, c's bound.
+    const micro = (x: number): number => Math.round(x * 1e6) / 1e6;
+    expect(doc.budget_note).toBe(
+      `budget ${cap} USD reached (${micro(2 * real)} submitted; c would add ${micro(each)})`,
+    );
     const st = await t.status();
-    expect(st.spend.implied_by_usage.USD).toBeLessThanOrEqual(each * 2.5);
+    expect(st.spend.implied_by_usage.USD).toBeLessThanOrEqual(cap);
   });
 
   it('a text line without max_tokens is unpriced: --budget refuses to start, naming why; nothing is sent', async () => {
@@ -195,10 +237,11 @@ describe('gw batch --prices and --budget', () => {
   });
 
   it('retry and a resume without --prices price the same way (the run keeps the file)', async () => {
-    const t = await setup([chatLine('ok', 3, 100), chatLine('later', 3, 100)]);
+    const t = await setup([chatLine('one', 3, 100), chatLine('two', 3, 100)]);
     const plan = await t.plan();
     const each = (plan.estimated_total.USD as number) / 2;
-    const first = await t.batch(['--budget', `${(each * 1.5).toFixed(6)}USD`]);
+    // Room for one bound: 'two' does not fit beside the real spend of 'one'.
+    const first = await t.batch(['--budget', `${each.toFixed(6)}USD`]);
     expect(first.exitCode).toBe(1);
     expect(first.stderr).toContain('--prices');
     // The file is gone: the run recorded what it read.

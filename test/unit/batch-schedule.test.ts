@@ -80,7 +80,7 @@ async function run(
   const s = new Scheduler<Item>(limits, o.maxAttempts, {
     model: (i) => i.model,
     next: () => Promise.resolve(input.next().value),
-    admit: () => true,
+    admit: () => 'send',
     send: g.send(limits),
     giveUp: (item, attempts) => {
       g.trace.gaveUp.push({ id: item.id, attempts });
@@ -183,7 +183,7 @@ describe('batch scheduling under a rate limit (fake clock)', () => {
     const s = new Scheduler<Item>(limits, 3, {
       model: (i) => i.model,
       next: () => Promise.resolve(input.next().value),
-      admit: () => true,
+      admit: () => 'send',
       send: (_item, ticket) => {
         sends.push(Date.now());
         limits.release(ticket, 'other');
@@ -218,7 +218,7 @@ describe('batch scheduling under a rate limit (fake clock)', () => {
     const s = new Scheduler<Item>(limits, 8, {
       model: (i) => i.model,
       next: () => Promise.resolve(input.next().value),
-      admit: (item) => item.id !== 'chat-2',
+      admit: (item) => (item.id !== 'chat-2' ? 'send' : 'stop'),
       send: (item, ticket) => {
         sent.push(item.id);
         limits.release(ticket, 'ok');

@@ -24,7 +24,7 @@ export const batchRunFlags = z.object({
   }),
   budget: flag(z.array(z.string()).optional(), {
     flag: '--budget <amount><cur>',
-    help: 'stop submitting before the estimated spend passes it, e.g. 50CNY (repeatable)',
+    help: 'stop submitting before the spend of submitted lines would pass it (a line counts its estimate until its answer reports its spend), e.g. 50CNY (repeatable)',
     repeat: 'collect',
   }),
   allowUnpriced: flag(z.boolean().default(false), {
@@ -122,7 +122,12 @@ shards (docs/distributed.md: Slurm, Kubernetes, GitHub Actions, GitLab, AWS Batc
 
 Money: --dry-run prints the estimated list price per currency (clip-1.1 videos: CNY per second; beta tasks are
 billed by output tokens and text, embeddings and images by usage: those lines are "unpriced"). --budget refuses to
-start when a line is unpriced, unless --allow-unpriced.
+start when a line is unpriced, unless --allow-unpriced. It counts each submitted line at its estimate until the
+answer reports the line's spend (usage, images, a video's seconds), which then replaces the estimate, so the room
+a line did not use goes to later lines; a line whose answer reports nothing priced keeps its estimate, and a create
+the gateway refused counts nothing. A line that would fit only if lines in flight spend less than their estimates
+waits for their answers; the first line that does not fit even then stops submission (the rest are "not
+submitted"; the same command with a larger budget sends them).
 
 Prices (--prices <prices.json>): {"currency": "USD", "models": {"<model>": {"input_per_million",
 "output_per_million", "cached_per_million", "per_image", "per_video_second", "currency"?}}} (CNY or USD; a model's
