@@ -21,6 +21,8 @@ interface Found {
   code?: string;
   /** The followed task's final record (the line's `task`). */
   task?: Record<string, unknown>;
+  /** The answer to the create (the line's `response.body`): a sync item's spend is priced from it. */
+  body?: unknown;
 }
 
 const CUSTOM_ID = /"custom_id":("(?:[^"\\]|\\.)*")/;
@@ -59,6 +61,7 @@ async function findLines(
       file,
       ...(code !== undefined ? { code } : {}),
       ...(task !== undefined ? { task } : {}),
+      ...(o.response !== null ? { body: o.response.body } : {}),
     });
   }
 }
@@ -71,7 +74,7 @@ export interface ReconcileOptions {
   resendInDoubt: boolean;
   journal?: BatchJournal | undefined;
   now: () => number;
-  /** --prices: the spend a found task's record implies. */
+  /** --prices: the spend a found answer or task record implies. */
   prices?: PriceTable | undefined;
 }
 
@@ -123,9 +126,13 @@ async function settle(
 ): Promise<void> {
   const at = o.now();
   if (f.file === 'results') {
-    // A followed task's line carries its final record: the spend it implies, as the run would have recorded.
+    // The spend the line implies, as the run would have recorded it: a followed task's from its final record, a
+    // sync item's (its create in flight at the crash) from its answer.
     const c = state.created.get(id);
-    const implied = c !== undefined ? impliedBy(c.url, c.model, undefined, f.task, o.prices) : undefined;
+    const url = c?.url ?? state.urlOf.get(id);
+    const model = c?.model ?? state.modelOf.get(id) ?? '';
+    const answer = c !== undefined ? f.task : f.body;
+    const implied = url !== undefined ? impliedBy(url, model, undefined, answer, o.prices) : undefined;
     const r = { e: 'done' as const, id, at, status: 200, ...(implied !== undefined ? { implied } : {}) };
     state.apply(r);
     await writer.append(r);

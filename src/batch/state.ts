@@ -171,6 +171,7 @@ export class BatchState {
   readonly estimate = new Map<string, Money>();
   readonly implied = new Map<string, Money>();
   readonly failureCode = new Map<string, string>();
+  /** The URL and model of each item whose create is in flight (a `send` with no answer recorded yet). */
   readonly urlOf = new Map<string, string>();
   readonly modelOf = new Map<string, string>();
   /** When each item in flight was sent (its `send` record's `at`): the journal names a create by it. */
@@ -188,15 +189,20 @@ export class BatchState {
   forget(id: string): void {
     if (this.keepFinished) return;
     this.status.delete(id);
-    this.urlOf.delete(id);
-    this.modelOf.delete(id);
     this.failureCode.delete(id);
   }
 
   #settle(id: string): void {
     this.created.delete(id);
-    this.sentAt.delete(id);
+    this.#answered(id);
     this.unfinished.delete(id);
+  }
+
+  /** The create of `id` is no longer in flight. */
+  #answered(id: string): void {
+    this.sentAt.delete(id);
+    this.urlOf.delete(id);
+    this.modelOf.delete(id);
   }
 
   /** Applies one record. */
@@ -215,10 +221,10 @@ export class BatchState {
         this.failureCode.delete(r.id);
         if (r.est !== undefined) this.estimate.set(r.id, r.est);
         else this.estimate.delete(r.id);
-        if (r.url.startsWith('/v1/videos') || r.url.startsWith('/alpha') || r.url.startsWith('/beta')) {
-          this.urlOf.set(r.id, r.url);
-          this.modelOf.set(r.id, r.model);
-        }
+        // Kept while the create is in flight only: a crash's recovery prices the answer it finds by them, and a
+        // task's follow keeps them in `created`.
+        this.urlOf.set(r.id, r.url);
+        this.modelOf.set(r.id, r.model);
         return;
       case 'unsent':
       case 'reset':
@@ -230,7 +236,6 @@ export class BatchState {
         return;
       case 'created':
         this.status.set(r.id, 'created');
-        this.sentAt.delete(r.id);
         this.created.set(r.id, {
           task: r.task,
           kind: r.kind,
@@ -239,6 +244,7 @@ export class BatchState {
           status: r.status,
           rid: r.rid,
         });
+        this.#answered(r.id);
         return;
       case 'unfinished':
         this.unfinished.add(r.id);
@@ -257,7 +263,7 @@ export class BatchState {
         return;
       case 'doubt':
         this.status.set(r.id, 'doubt');
-        this.sentAt.delete(r.id);
+        this.#answered(r.id);
         return;
     }
   }

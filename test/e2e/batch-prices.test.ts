@@ -258,6 +258,41 @@ describe('gw batch --prices and --budget', () => {
   });
 });
 
+describe('gw batch --prices after a crash', () => {
+  it('a line whose answer reached results.jsonl before its state record is counted at its spend', async () => {
+    const t = await setup(['a', 'b', 'c'].map((id) => chatLine(id, 5, 1000)));
+    const plan = await t.plan();
+    const each = (plan.estimated_total.USD as number) / 3;
+    const r = await t.batch(['--concurrency', '1']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const all = (await t.status()).spend.implied_by_usage.USD as number;
+    const real = all / 3;
+    // The log of a run killed just after b's answer was written (results.jsonl is made durable before the state
+    // record that finishes its item): b's "done", and all of c, are not there.
+    const statePath = join(t.out, 'state.jsonl');
+    const records = readFileSync(statePath, 'utf8').trimEnd().split('\n');
+    const cut = records.findIndex(
+      (l) => (JSON.parse(l) as { e: string; id?: string }).e === 'done' && l.includes('"id":"b"'),
+    );
+    writeFileSync(statePath, `${records.slice(0, cut).join('\n')}\n`);
+    const results = join(t.out, 'results.jsonl');
+    const kept = readFileSync(results, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .filter((l) => !l.includes('"custom_id":"c"'));
+    writeFileSync(results, `${kept.join('\n')}\n`);
+    // Room for c's bound only beside the real spend of a and b: were b counted at its bound, c would not go.
+    const cap = Math.round((2 * real + each + real / 2) * 1e6) / 1e6;
+    const again = await t.batch(['--budget', `${cap}USD`, '--json']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ succeeded: 3, not_submitted: 0, reason: 'complete' });
+    // b was not sent again, and its spend is in the status as the uncut run had it.
+    const creates = t.sim.requests.filter((q) => q.method === 'POST');
+    expect(creates).toHaveLength(4);
+    expect((await t.status()).spend.implied_by_usage.USD).toBeCloseTo(all, 9);
+  });
+});
+
 describe('gw batch retry --prices', () => {
   it('retries with the prices and budget its run recorded, though the file is gone', async () => {
     const fault = { route: 'POST /v1/chat/completions', kind: 'status' as const, status: 400, times: 1 };
