@@ -20,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js';
 import type { Currency } from '../contract/estimate.js';
 import type { VideoCreateInput } from '../contract/video.js';
+import { BudgetLedger, isRefusal, type Hold } from '../core/budget.js';
 import { UsageError } from '../core/errors.js';
 import { runId, type Shard } from '../core/shard.js';
 import { badLineRule, isBad, readLocalLines, type Line } from '../core/lines.js';
@@ -50,7 +51,7 @@ import {
   type TraceDefaults,
   type TraceItem,
 } from './trace.js';
-import { VIDEO_DEFAULTS, VideoTasks, type CreatedVideo } from './video.js';
+import { settleVideo, VIDEO_DEFAULTS, VideoTasks, type CreatedVideo } from './video.js';
 import { API_PATH } from './workload.js';
 
 /** Lines read ahead of the schedule, at most. */
@@ -319,8 +320,8 @@ class ReplayRun {
   #span: ((o: Outcome) => void) | undefined;
   /** How late the run started after --start-at. */
   lateMs: number | undefined;
-  /** Video spend so far, per currency; video lines not sent because they would have passed the budget. */
-  readonly spent = new Map<string, number>();
+  /** The videos' spend against --budget; video lines not sent because they would have passed it. */
+  readonly ledger: BudgetLedger;
   budgetSkipped = 0;
   authFailure: Outcome | undefined;
 
@@ -339,6 +340,7 @@ class ReplayRun {
     this.slo = typeof plan.slo === 'string' ? parseExpr(plan.slo, '--slo') : plan.slo;
     this.rec = new Recorder(perRequestTerms(this.slo));
     this.prepared = preparer(client);
+    this.ledger = new BudgetLedger(plan.budgets ?? new Map());
     this.videos = new VideoTasks({
       client,
       clock: this.clock,
@@ -474,19 +476,18 @@ class ReplayRun {
 
   /** Sends a line (latency and lag from `t0`); a video line the budget cannot take is skipped. */
   #send(item: TraceItem, t0: number): void {
-    if (item.api === 'video' && !this.#reserve(item)) {
-      this.budgetSkipped++;
-      if (item.session !== undefined) this.#nextTurn(item.session);
-      return;
-    }
-    this.#inFlight++;
-    this.rec.inFlight++;
-    if (item.session !== undefined && !this.#busy.has(item.session)) this.#busy.set(item.session, []);
-    const settled = (o: Outcome): void => this.#settled(item, o);
     if (item.api === 'video') {
-      void this.#video(item, t0).then(settled);
+      const hold = this.#reserve(item);
+      if (hold === undefined) {
+        this.budgetSkipped++;
+        if (item.session !== undefined) this.#nextTurn(item.session);
+        return;
+      }
+      const settled = this.#start(item);
+      void this.#video(item, t0, hold).then(settled);
       return;
     }
+    const settled = this.#start(item);
     const path = API_PATH[item.api];
     const req: Sendable = {
       api: item.api,
@@ -499,25 +500,31 @@ class ReplayRun {
     void exchange(this.target, req, t0, this.origin, this.flight).then(settled);
   }
 
-  /** Counts a video's list price against the budget; false when it would pass it (checkTrace priced it). */
-  #reserve(item: TraceItem): boolean {
-    const price = videoPrice(item);
-    if (!price.ok) return false;
-    const cents = (x: number): number => Math.round(x * 100);
-    const spent = this.spent.get(price.currency) ?? 0;
-    const cap = this.o.plan.budgets?.get(price.currency as Currency) ?? 0;
-    if (cents(spent) + cents(price.amount) > cents(cap)) return false;
-    this.spent.set(price.currency, spent + price.amount);
-    return true;
+  /** Counts a line in flight (its session busy until it ends); returns what ends it. */
+  #start(item: TraceItem): (o: Outcome) => void {
+    this.#inFlight++;
+    this.rec.inFlight++;
+    if (item.session !== undefined && !this.#busy.has(item.session)) this.#busy.set(item.session, []);
+    return (o) => this.#settled(item, o);
   }
 
-  /** A video line: created, followed and downloaded (video.ts); a create the gateway refused is not billed. */
-  async #video(item: TraceItem, t0: number): Promise<Outcome> {
-    const lag = Math.max(0, this.clock.now() - t0);
-    const v = await this.videos.item(item.body as VideoCreateInput);
+  /**
+   * Holds a video's list price against the budget; undefined when it would pass it (checkTrace priced it). A due
+   * line is never kept waiting for videos in flight to end: the trace's clock decides when it goes.
+   */
+  #reserve(item: TraceItem): Hold | undefined {
     const price = videoPrice(item);
-    if (v.refused === true && price.ok)
-      this.spent.set(price.currency, (this.spent.get(price.currency) ?? 0) - price.amount);
+    if (!price.ok) return undefined;
+    const hold = this.ledger.reserve(price.currency, price.amount);
+    return isRefusal(hold) ? undefined : hold;
+  }
+
+  /** A video line: created, followed and downloaded (video.ts), its hold ended as its end says. */
+  async #video(item: TraceItem, t0: number, hold: Hold): Promise<Outcome> {
+    const lag = Math.max(0, this.clock.now() - t0);
+    const body = item.body as VideoCreateInput;
+    const v = await this.videos.item(body);
+    settleVideo(this.ledger, hold, body, v);
     return { ...this.videos.record(v, t0 - this.origin, lag), model: item.model };
   }
 
@@ -600,7 +607,7 @@ function replayReport(r: ReplayRun): RunReport {
   step.by_api_model = r.groups.report();
   if (r.summary.hasVideo) {
     const currency = [...r.summary.videos.spend.keys()][0] ?? 'CNY';
-    const spent = r.spent.get(currency) ?? 0;
+    const spent = r.ledger.spent(currency as Currency);
     step.video = videoFigures(
       {
         model: r.summary.videos.models.join(', '),

@@ -5,7 +5,7 @@
  * the contract (unless the client does not validate). Every refusal is a UsageError naming the line and the field.
  */
 import * as z from 'zod';
-import { estimateRequest } from '../contract/estimate.js';
+import { estimateRequest, type Currency } from '../contract/estimate.js';
 import {
   chatCreateParamsSchema,
   embeddingCreateParamsSchema,
@@ -151,7 +151,7 @@ export function readTraceLine(text: string, lineNo: number, path: string, d: Tra
 /** The list price of a video line (CNY), or why it has none. */
 export function videoPrice(
   item: TraceItem,
-): { ok: true; currency: string; amount: number } | { ok: false; reason: string } {
+): { ok: true; currency: Currency; amount: number } | { ok: false; reason: string } {
   const est = estimateRequest('/v1/videos', item.body);
   return est.priced
     ? { ok: true, currency: est.currency, amount: est.amount }

@@ -20,8 +20,9 @@
 import { performance } from 'node:perf_hooks';
 import type { GatewayClient } from '../client/gateway-client.js';
 import * as videos from '../client/resources/videos.js';
-import { estimateRequest, type Currency } from '../contract/estimate.js';
+import { estimateRequest, impliedSpend, type Currency } from '../contract/estimate.js';
 import { isVideoSuccess, type VideoCreateInput } from '../contract/video.js';
+import { BudgetLedger, isRefusal, type Hold } from '../core/budget.js';
 import { UsageError } from '../core/errors.js';
 import type { Clock, Outcome } from './exchange.js';
 import { LatencyHistogram } from './histogram.js';
@@ -116,6 +117,21 @@ export interface VideoItem {
   bytes?: number;
   /** The create was answered with an error (nothing billed). */
   refused?: boolean;
+  /** The task's last record, once it reached a terminal state. */
+  record?: Record<string, unknown>;
+}
+
+/**
+ * Ends a video's hold on the budget: released when the gateway refused the create (nothing billed); a finished
+ * video settles at the list price of the length its record reports; any other end keeps the price held.
+ */
+export function settleVideo(ledger: BudgetLedger, hold: Hold, body: VideoCreateInput, item: VideoItem): void {
+  if (item.refused === true) {
+    ledger.release(hold);
+    return;
+  }
+  const done = item.state !== undefined && isVideoSuccess(item.state) ? item.record : undefined;
+  ledger.settle(hold, impliedSpend('/v1/videos', body, done));
 }
 
 function codeOf(e: unknown): string {
@@ -216,6 +232,7 @@ export class VideoTasks {
         },
       });
       item.completionMs = this.clock.now() - t0;
+      item.record = done.data;
       return done.data.status;
     } catch (e) {
       item.code = codeOf(e);
@@ -291,7 +308,7 @@ export class VideoTasks {
 class VideoRun {
   readonly rec = new Recorder();
   readonly tasks: VideoTasks;
-  spent = 0;
+  readonly ledger: BudgetLedger;
   budgetStop = false;
   issued = 0;
   readonly origin: number;
@@ -304,6 +321,7 @@ class VideoRun {
     this.clock = o.clock ?? performance;
     this.signal = o.signal ?? new AbortController().signal;
     this.pricing = videoPricing(o.plan);
+    this.ledger = new BudgetLedger(new Map([[this.pricing.budget.currency, this.pricing.budget.amount]]));
     this.tasks = new VideoTasks({
       client: o.client,
       clock: this.clock,
@@ -328,27 +346,34 @@ class VideoRun {
     return this.plan.requests ?? (this.plan.durationMs === undefined ? VIDEO_DEFAULTS.requests : undefined);
   }
 
-  /** One virtual user: items one after another until the count, the duration, the budget or Ctrl-C. */
+  /**
+   * One virtual user: items one after another until the count, the duration, the budget or Ctrl-C. A video is
+   * created only when its list price fits beside what the others spent or hold; one that fits only if a video in
+   * flight ends for less waits for it.
+   */
   async worker(): Promise<void> {
-    const cents = (x: number): number => Math.round(x * 100);
-    const price = this.pricing.price.amount;
+    const { currency, amount } = this.pricing.price;
     const { model, seconds, resolution } = this.plan;
     while (!this.signal.aborted && this.clock.now() < this.deadline) {
       const limit = this.requests;
       if (limit !== undefined && this.issued >= limit) return;
-      // The estimate of every item sent so far plus this one must stay within the budget.
-      if (cents(this.spent) + cents(price) > cents(this.pricing.budget.amount)) {
+      const hold = this.ledger.reserve(currency, amount);
+      if (isRefusal(hold)) {
+        if (hold.later) {
+          await this.ledger.changed();
+          continue;
+        }
         this.budgetStop = true;
         return;
       }
       this.issued++;
-      this.spent += price;
       this.rec.inFlight++;
       const prompt = this.plan.prompts[(this.issued - 1) % this.plan.prompts.length] as string;
       const startMs = this.clock.now() - this.origin;
-      const item = await this.tasks.item({ model, prompt, seconds, resolution });
+      const body = { model, prompt, seconds, resolution };
+      const item = await this.tasks.item(body);
       this.rec.inFlight--;
-      if (item.refused === true) this.spent -= price; // refused: not created, not billed
+      settleVideo(this.ledger, hold, body, item);
       this.rec.add(this.tasks.record(item, startMs));
     }
   }
@@ -371,7 +396,7 @@ class VideoRun {
         completed: step.ok,
         spend: {
           currency: pricing.price.currency,
-          estimated: Math.round(this.spent * 100) / 100,
+          estimated: Math.round(this.ledger.spent(pricing.price.currency) * 100) / 100,
           unit_price: pricing.price.amount,
           budget: pricing.budget.amount,
           stopped_by_budget: this.budgetStop,

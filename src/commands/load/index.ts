@@ -60,7 +60,8 @@ result streamed and discarded (the bytes are counted, nothing is written to disk
 the create answered), queue wait (until a poll first saw the task leave queued; known to within the poll
 interval), time to completion, download time and throughput. failed/cancelled tasks, timeouts and failed
 downloads are errors. --budget (e.g. 10CNY) is required: no create is sent once the list price of the videos
-created so far plus one would pass it; the report shows the estimated spend. Not with --rate, --sweep, --mix,
+created so far plus one would pass it (a finished video counts at the list price of the length it reports, a
+create the gateway refused not at all); the report shows the estimated spend. Not with --rate, --sweep, --mix,
 --slo, --stop-on, --csv, --baseline, --tolerance, --warmup, --ramp-up, --connections, --seed, --shard, --start-at.
 
 Shards (--shard k/n, or auto: the scheduler's index and count, as gw batch run --help lists them; GW_SHARD=k/n
