@@ -14,14 +14,16 @@ import {
   videoListPrice,
   type VideoReferenceRule,
 } from '../contract/video.js';
+import type { Currency } from '../contract/money.js';
 import type { PriceTable } from '../contract/prices.js';
-import { BudgetLedger, type Budget } from './budget.js';
+import { BudgetLedger, isRefusal, type Amount, type Hold } from '../core/budget.js';
 import { rowRequest } from './row-requests.js';
 import type { Check, CheckContext } from './checks.js';
 import {
   DEFAULT_PLAN,
   errorOf,
   finalize,
+  recordSpend,
   summarize,
   type CheckError,
   type CheckOutcome,
@@ -42,11 +44,12 @@ export interface AllModelsOptions {
   kinds: readonly ModelKind[];
   skipGlobs: readonly string[];
   bothStreamModes: boolean;
-  budget: Budget;
+  /** --budget: the amount allowed per currency. */
+  budget: ReadonlyMap<Currency, number>;
   allowUnpriced: boolean;
   /**
    * --prices: the rows of the models it prices count their upper bound against the --budget of their currency
-   * (text, embeddings and images too), and a row it cannot bound is unpriced.
+   * (text, embeddings and images too), until their answer's spend replaces it; a row it cannot bound is unpriced.
    */
   prices?: PriceTable | undefined;
   /** Time limit of one row (a task row: `taskTimeoutMs`). */
@@ -77,6 +80,8 @@ export interface PlannedRow {
   stream: boolean;
   /** Set when the row is not sent. */
   skip?: { detail: string; class?: string };
+  /** What the row holds against --budget until its answer's spend is known (a task's list price, a bound). */
+  cost?: Amount;
 }
 
 /** `*` and `?` globs, anchored, case-sensitive. */
@@ -108,10 +113,12 @@ function rowsOf(
   ]);
 }
 
-/** Plans the rows for the listed models: kind, selection, globs, budget. */
+/**
+ * Plans the rows for the listed models: kind, selection, globs, and what each costs against the budget (whether
+ * it fits is decided as the rows run: `Admissions`).
+ */
 export function planRows(models: readonly string[], o: AllModelsOptions): PlannedRow[] {
   const globs = o.skipGlobs.map((g) => [g, globToRegExp(g)] as const);
-  const ledger = new BudgetLedger(o.budget);
   const rows: PlannedRow[] = [];
   for (const model of models) {
     const info = modelKindOf(model);
@@ -145,13 +152,11 @@ export function planRows(models: readonly string[], o: AllModelsOptions): Planne
           detail: 'not probed: this video model needs reference media (the probe sends a text-only request)',
         };
       } else if (TASK_KINDS.includes(kind)) {
-        const why = budgetProblem(model, kind, ledger, o.allowUnpriced);
-        if (why !== undefined) row.skip = { detail: `not probed: ${why}` };
+        costOf(row, taskCost(model, kind, o.allowUnpriced));
       } else if ((kind === 'image-edit' || kind === 'alpha') && o.probeImage === undefined) {
         row.skip = { detail: 'not probed: needs --probe-image <public https url> (the gateway fetches it)' };
       } else {
-        const why = pricedProblem(row, ledger, o);
-        if (why !== undefined) row.skip = { detail: `not probed: ${why}` };
+        costOf(row, pricedCost(row, o));
       }
       if (row.skip === undefined && kind === 'alpha' && o.probeImage === undefined) {
         row.skip = { detail: 'not probed: needs --probe-image <public https url>' };
@@ -171,35 +176,82 @@ function needsReferences(model: string): boolean {
   );
 }
 
-/** The list price of a task row counted against the budget; a reason when it cannot be. */
-function budgetProblem(
-  model: string,
-  kind: ModelKind,
-  ledger: BudgetLedger,
-  allowUnpriced: boolean,
-): string | undefined {
+/** A row's cost (held against the budget as it runs) or the reason it is not probed. */
+type RowCost = Amount | { reason: string } | undefined;
+
+function costOf(row: PlannedRow, c: RowCost): void {
+  if (c === undefined) return;
+  if ('reason' in c) row.skip = { detail: `not probed: ${c.reason}` };
+  else row.cost = c;
+}
+
+/** The list price of a task row, counted against the budget; a reason when it cannot be. */
+function taskCost(model: string, kind: ModelKind, allowUnpriced: boolean): RowCost {
   const price = kind === 'video' ? videoListPrice(model, minVideoSecondsFor(model), '720p') : undefined;
   if (price?.amount === undefined) {
     if (allowUnpriced) return undefined;
-    return `its list price is not documented, so --budget cannot bound it (--allow-unpriced to probe it anyway)`;
+    return {
+      reason: `its list price is not documented, so --budget cannot bound it (--allow-unpriced to probe it anyway)`,
+    };
   }
-  return ledger.take(price.currency, price.amount);
+  return { currency: price.currency, amount: price.amount };
 }
 
 /**
- * A text, embeddings or image row of a model --prices prices: its request's upper bound taken from the --budget of
- * its currency (a currency without one is not capped); a reason when it does not fit or has no bound.
+ * A text, embeddings or image row of a model --prices prices: its request's upper bound, counted against the
+ * --budget of its currency (a currency without one is not capped); a reason when it has no bound.
  */
-function pricedProblem(row: PlannedRow, ledger: BudgetLedger, o: AllModelsOptions): string | undefined {
+function pricedCost(row: PlannedRow, o: AllModelsOptions): RowCost {
   const req = o.prices !== undefined ? rowRequest(row, o.probeImage) : undefined;
   const b = req !== undefined ? o.prices?.bound(req.url, req.body) : undefined;
   if (b === undefined) return undefined;
   if ('reason' in b) {
     return o.allowUnpriced || o.budget.size === 0
       ? undefined
-      : `${b.reason}, so --budget cannot bound it (--allow-unpriced to probe it anyway)`;
+      : { reason: `${b.reason}, so --budget cannot bound it (--allow-unpriced to probe it anyway)` };
   }
-  return o.budget.has(b.currency) ? ledger.take(b.currency, b.amount) : undefined;
+  return o.budget.has(b.currency) ? { currency: b.currency, amount: b.amount } : undefined;
+}
+
+/**
+ * The budget of a run's rows. Rows are admitted one after another in plan order: a row's cost is held when it fits
+ * beside what earlier rows spent (their answers' spend once known, else their cost); a row that would fit only if
+ * rows still running spend less than their bound waits for them. So which rows are probed depends on what the
+ * answers cost, never on which answer came first.
+ */
+export class Admissions {
+  readonly #ledger: BudgetLedger;
+  #turn: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    budget: ReadonlyMap<Currency, number>,
+    private readonly signal: AbortSignal,
+  ) {
+    this.#ledger = new BudgetLedger(budget);
+  }
+
+  /** The row's hold, or why it is not probed (undefined: it costs nothing here). Call in plan order. */
+  admit(row: PlannedRow): Promise<Hold | string | undefined> {
+    const cost = row.cost;
+    if (row.skip !== undefined || cost === undefined) return Promise.resolve(undefined);
+    const decided = this.#turn.then(() => this.#decide(cost));
+    this.#turn = decided;
+    return decided;
+  }
+
+  /** Ends a row's hold with the spend its answer reported (undefined keeps its cost). */
+  settle(hold: Hold, spend: Amount | undefined): void {
+    this.#ledger.settle(hold, spend);
+  }
+
+  async #decide(cost: Amount): Promise<Hold | string> {
+    for (;;) {
+      const r = this.#ledger.reserve(cost.currency, cost.amount);
+      if (!isRefusal(r)) return r;
+      if (!r.later || this.signal.aborted) return r.reason;
+      await this.#ledger.changed();
+    }
+  }
 }
 
 /** How an error is classified: answers about the token, the quota or the rate say nothing about the model. */
@@ -219,6 +271,28 @@ const NOTE: Record<string, string> = {
   'rate-limit': 'rate limited: not a model fault',
   timeout: 'no answer within the row time limit',
 };
+
+/**
+ * Runs one planned row once the budget admits it (asked at once, so rows are admitted in plan order); its hold
+ * ends with the spend its answer reported (--prices), or keeps its cost when that is not known.
+ */
+async function runAdmitted(
+  row: PlannedRow,
+  o: AllModelsOptions,
+  now: () => number,
+  budget: Admissions,
+): Promise<CheckRecord> {
+  const hold = await budget.admit(row);
+  if (typeof hold === 'string') return runRow({ ...row, skip: { detail: `not probed: ${hold}` } }, o, now);
+  let spend: Amount | undefined;
+  try {
+    const record = await runRow(row, o, now);
+    spend = o.prices !== undefined ? recordSpend(record, o.prices) : undefined;
+    return record;
+  } finally {
+    if (hold !== undefined) budget.settle(hold, spend);
+  }
+}
 
 /** Runs one planned row within its time limit; returns its record. */
 async function runRow(row: PlannedRow, o: AllModelsOptions, now: () => number): Promise<CheckRecord> {
@@ -350,10 +424,11 @@ export async function runAllModels(o: AllModelsOptions): Promise<ProbeReport> {
     listRecord.class = classify(listRecord.error);
   o.onFinish?.(listRecord);
   const rows = planRows(models, o);
+  const budget = new Admissions(o.budget, o.signal);
   const records = await pool(
     o.concurrency ?? ALL_MODELS_CONCURRENCY,
     rows.map((row) => async () => {
-      const r = await runRow(row, o, now);
+      const r = await runAdmitted(row, o, now, budget);
       o.onFinish?.(r);
       return r;
     }),

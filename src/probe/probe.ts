@@ -11,6 +11,7 @@ import type { Check } from './checks.js';
 import {
   labelModels,
   planModels,
+  recordSpend,
   runChecklist,
   selectChecks,
   summarize,
@@ -86,9 +87,7 @@ export interface ProbeOptions {
 function priceRows(report: ProbeReport, prices: PriceTable): void {
   const total: NonNullable<ProbeReport['spend']> = {};
   for (const c of report.checks) {
-    if (c.model === undefined || c.data === undefined) continue;
-    const images = typeof c.data.images === 'number' ? c.data.images : undefined;
-    const s = prices.spend(c.model, { usage: c.data.usage, ...(images !== undefined ? { images } : {}) });
+    const s = recordSpend(c, prices);
     if (s === undefined) continue;
     c.spend = s;
     addSpend(total, s);

@@ -6,7 +6,7 @@
 import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import type { BaselineDiff } from './baseline.js';
 import type { Currency } from '../contract/money.js';
-import type { Spend } from '../contract/prices.js';
+import type { PriceTable, Spend } from '../contract/prices.js';
 import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
 import type { JournalKind } from '../core/journal.js';
@@ -69,6 +69,13 @@ export interface CheckRecord {
   slo?: { verdict: 'pass' | 'degraded' | 'failed'; missed: string[] };
   /** What the row cost at the --prices of its model, from the usage its answer reported. */
   spend?: Spend;
+}
+
+/** A row's spend at `prices`, from the usage (and images) its answer reported; undefined when not priced. */
+export function recordSpend(c: CheckRecord, prices: PriceTable): Spend | undefined {
+  if (c.model === undefined || c.data === undefined) return undefined;
+  const images = typeof c.data.images === 'number' ? c.data.images : undefined;
+  return prices.spend(c.model, { usage: c.data.usage, ...(images !== undefined ? { images } : {}) });
 }
 
 /**

@@ -392,6 +392,33 @@ describe('gw probe --prices: spend from the usage each answer reports', () => {
     expect(roomy.spend?.USD).toBeLessThanOrEqual(1);
   });
 
+  it('--budget counts a probed row at its real spend once answered: more rows fit than their bounds allow', async () => {
+    const models = ['sim-chat-a', 'sim-chat-b', 'sim-chat-c'];
+    const sim = await useSim({ extraModels: Object.fromEntries(models.map((m) => [m, 'chat' as const])) });
+    const dir = tempDir('gw-prices-');
+    const file = join(dir, 'prices.json');
+    // Input dear, output cheap: a row's bound (every body byte an input token) is several times its real spend.
+    const rate = { input_per_million: 10, output_per_million: 1 };
+    writeFileSync(
+      file,
+      JSON.stringify({ currency: 'USD', models: Object.fromEntries(models.map((m) => [m, rate])) }),
+    );
+    const env = { ...sim.env, ...isolatedDirs() };
+    const ask = ['probe', '--all-models', '--kind', 'chat', '--prices', file, '--json'];
+    // The bound of one row, as a budget too small for it says.
+    const tight = parse(await runGw([...ask, '--budget', '0.000001USD'], { env }));
+    const m = /^not probed: USD ([\d.]+) would pass/.exec(cell(tight, 'chat:sim-chat-a').detail);
+    const bound = Number(m?.[1]);
+    expect(bound).toBeGreaterThan(0);
+    // Room for one bound and a half: counting bounds alone, one of the three rows would be probed. Rows are
+    // admitted in plan order, a row that fits only if a row still running spends less than its bound waiting
+    // for it, so the outcome does not depend on which answer comes first.
+    const budget = Math.round(bound * 1.5 * 1e6) / 1e6;
+    const report = parse(await runGw([...ask, '--budget', `${budget}USD`], { env }));
+    for (const model of models) expect(cell(report, `chat:${model}`).status).toBe('pass');
+    expect(report.spend?.USD).toBeLessThanOrEqual(budget);
+  });
+
   it('refuses a damaged prices file (exit 2 naming the file and the field) before anything is sent', async () => {
     const sim = await useSim();
     const dir = tempDir('gw-prices-');

@@ -125,7 +125,7 @@ const fields = {
   }),
   budget: flag(parsedList(parseBudgets).optional(), {
     flag: '--budget <amount><cur>',
-    help: 'cap on the list price of created tasks (with --prices, also of text, embeddings and image rows), e.g. 20CNY (repeatable)',
+    help: 'cap on the list price of created tasks (with --prices, also of text, embeddings and image rows: their bound until the answer reports its spend), e.g. 20CNY (repeatable)',
     repeat: 'collect',
   }),
   allowUnpriced: flag(z.boolean().optional(), {

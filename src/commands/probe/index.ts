@@ -47,8 +47,11 @@ Prices (--prices <prices.json>): {"currency": "USD", "models": {"<model>": {"inp
   the table a spend column and line, --html a figure. A damaged file is exit 2 naming the field.
   With --all-models and --budget, a text, embeddings or image row of a priced model counts its request's upper
   bound (every body byte an input token, plus its max_tokens; images n x per_image) against the --budget of
-  its currency (a currency without one is not capped): a row that would pass it is not probed, nor one it
-  cannot bound unless --allow-unpriced. Rows of models the file does not price are probed as before.
+  its currency (a currency without one is not capped) until its answer reports its spend, which then replaces
+  the bound: a row that would pass it is not probed, nor one it cannot bound unless --allow-unpriced. Rows are
+  counted in plan order; a row that would fit only if rows still running spend less than their bound waits for
+  them, so which rows are probed never depends on which answer came first. Rows of models the file does not
+  price are probed as before.
 Baseline (--baseline <probe.json|last>): what changed since an earlier run of the same gateway, cell by cell
   (a cell: check x model x stream mode). A file is a gw probe --json report of this gateway that asked for
   the same (the same checks and planned models, or the same --all-models kinds, modes and --skip-model

@@ -130,7 +130,7 @@ function allModelsSettings(f: ProbeFlags): AllModelsSettings {
     kinds: f.kind ?? DEFAULT_PROBE_KINDS,
     skipGlobs: f.skipModel ?? [],
     bothStreamModes: f.bothStreamModes === true,
-    budget: f.budget ?? new Map<string, number>(),
+    budget: f.budget ?? new Map(),
     allowUnpriced: f.allowUnpriced === true,
     probeImage: f.probeImage ?? (f.sim === true ? SIM_PROBE_IMAGE : undefined),
     rowTimeoutMs: f.modelTimeout ?? 60_000,
