@@ -877,7 +877,10 @@ export class GatewayClient {
     a: Attempt,
     status: number | undefined,
     requestId: string | undefined,
-    extra: Pick<RequestSpan, 'ttftMs' | 'chunkGapsMs' | 'inputTokens' | 'outputTokens'> & { error?: unknown },
+    extra: Pick<
+      RequestSpan,
+      'ttftMs' | 'chunkGapsMs' | 'inputTokens' | 'cachedInputTokens' | 'outputTokens'
+    > & { error?: unknown },
   ): void {
     if (this.#onSpan === undefined) return;
     const { error, ...measured } = extra;

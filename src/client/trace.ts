@@ -6,6 +6,7 @@
  * not for a call into the crypto library each.
  */
 import { randomFillSync } from 'node:crypto';
+import { tokensOf, type Tokens } from '../contract/usage.js';
 
 const pool = Buffer.alloc(4096);
 let at = pool.length;
@@ -73,29 +74,31 @@ export interface RequestSpan {
   /** Streams: until the first event, and the gaps between later ones. */
   ttftMs?: number | undefined;
   chunkGapsMs?: readonly number[] | undefined;
+  /** Every input token, those read from a cache included (OTel `gen_ai.usage.input_tokens`). */
   inputTokens?: number | undefined;
+  /** Of the input tokens, those read from a cache (OTel `gen_ai.usage.cache_read.input_tokens`). */
+  cachedInputTokens?: number | undefined;
   outputTokens?: number | undefined;
 }
 
 /** Gaps between stream events kept per span (a hostile endless stream must not grow memory). */
 export const MAX_SPAN_GAPS = 32_768;
 
-/** Input and output tokens of an answer's `usage` (chat, responses, messages and embeddings spell them apart). */
-export function usageOf(data: unknown): { inputTokens?: number; outputTokens?: number } {
-  const u = data !== null && typeof data === 'object' ? (data as { usage?: unknown }).usage : undefined;
-  if (u === null || typeof u !== 'object') return {};
-  const r = u as Record<string, unknown>;
-  const num = (...keys: string[]): number | undefined => {
-    for (const k of keys) {
-      const v = r[k];
-      if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
-    }
-    return undefined;
-  };
-  const out: { inputTokens?: number; outputTokens?: number } = {};
-  const input = num('prompt_tokens', 'input_tokens');
-  const output = num('completion_tokens', 'output_tokens');
-  if (input !== undefined) out.inputTokens = input;
-  if (output !== undefined) out.outputTokens = output;
+/** A span's token figures, from the tokens of its answer's usage (contract/usage.ts reads every API's). */
+export function spanTokens(
+  t: Tokens,
+): Pick<RequestSpan, 'inputTokens' | 'cachedInputTokens' | 'outputTokens'> {
+  const out: Pick<RequestSpan, 'inputTokens' | 'cachedInputTokens' | 'outputTokens'> = {};
+  if (t.input !== undefined) out.inputTokens = t.input;
+  if (t.cached !== undefined) out.cachedInputTokens = t.cached;
+  if (t.output !== undefined) out.outputTokens = t.output;
   return out;
+}
+
+/** The token figures of an answer's body: its `usage`, if it has one. */
+export function usageOf(
+  data: unknown,
+): Pick<RequestSpan, 'inputTokens' | 'cachedInputTokens' | 'outputTokens'> {
+  const u = data !== null && typeof data === 'object' ? (data as { usage?: unknown }).usage : undefined;
+  return spanTokens(tokensOf(u));
 }

@@ -7,6 +7,7 @@
 import { quoteBetaTask, skuFor, type BetaQuote } from './beta.js';
 import { videoListPrice, type VideoListPrice } from './video.js';
 import type { Currency } from './money.js';
+import { tokensOf } from './usage.js';
 
 export { parseBudget, type Currency } from './money.js';
 
@@ -98,8 +99,7 @@ export function impliedSpend(
     return price?.amount !== undefined ? { currency: 'CNY', amount: price.amount } : undefined;
   }
   if (url === BETA_TASKS) {
-    const usage = task.usage as { completion_tokens?: unknown } | null | undefined;
-    const tokens = typeof usage?.completion_tokens === 'number' ? usage.completion_tokens : undefined;
+    const tokens = tokensOf(task.usage).output;
     if (tokens === undefined) return undefined;
     const sku = skuFor({
       ...(b as Parameters<typeof skuFor>[0]),

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import type { Currency } from './money.js';
+import { tokensOf, type Tokens } from './usage.js';
 
 const rate = z.number().nonnegative().finite();
 const currency = z.enum(['CNY', 'USD'], { error: 'must be CNY or USD (the currencies --budget takes)' });
@@ -58,26 +59,10 @@ function rec(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
 }
 
-/** Token counts of a `usage` object of any text API: chat, responses, messages, embeddings. */
-export function tokensOf(usage: unknown): { input: number; cached: number; output: number } | undefined {
-  const u = rec(usage);
-  // messages: input_tokens excludes cache reads, reported apart; chat and responses include them in the input.
-  const cacheRead = num(u.cache_read_input_tokens);
-  const inputAll = num(u.prompt_tokens) ?? num(u.input_tokens) ?? num(u.total_tokens);
-  const output = num(u.completion_tokens) ?? num(u.output_tokens) ?? 0;
-  if (inputAll === undefined) return undefined;
-  if (cacheRead !== undefined) {
-    return { input: inputAll + (num(u.cache_creation_input_tokens) ?? 0), cached: cacheRead, output };
-  }
-  const cached =
-    num(rec(u.prompt_tokens_details).cached_tokens) ?? num(rec(u.input_tokens_details).cached_tokens);
-  const c = Math.min(cached ?? 0, inputAll);
-  return { input: inputAll - c, cached: c, output };
-}
-
 /** What a request's answer reports having produced, to price. */
 export interface Produced {
-  usage?: unknown;
+  /** The tokens of its usage (usage.ts tokensOf). */
+  tokens?: Tokens;
   images?: number;
   videoSeconds?: number;
 }
@@ -99,16 +84,18 @@ export class PriceTable {
     const { price } = m;
     let amount = 0;
     let priced = false;
-    const t = p.usage !== undefined ? tokensOf(p.usage) : undefined;
+    const t = p.tokens;
+    // Tokens are priced once the input is known (embeddings report no output); cached ones at their own rate.
     if (
-      t !== undefined &&
+      t?.input !== undefined &&
       (price.input_per_million !== undefined || price.output_per_million !== undefined)
     ) {
       const input = price.input_per_million ?? 0;
+      const cached = Math.min(t.cached ?? 0, t.input);
       amount +=
-        (t.input * input +
-          t.cached * (price.cached_per_million ?? input) +
-          t.output * (price.output_per_million ?? 0)) /
+        ((t.input - cached) * input +
+          cached * (price.cached_per_million ?? input) +
+          (t.output ?? 0) * (price.output_per_million ?? 0)) /
         1e6;
       priced = true;
     }
@@ -202,11 +189,12 @@ function hasMediaInput(body: Record<string, unknown>): boolean {
 export function producedOf(url: string, answer: unknown): Produced {
   const a = rec(answer);
   if (/\/images\/(generations|edits)$/.test(url)) {
-    return { images: Array.isArray(a.data) ? a.data.length : 0, usage: a.usage ?? undefined };
+    const images = Array.isArray(a.data) ? a.data.length : 0;
+    return a.usage !== undefined && a.usage !== null ? { images, tokens: tokensOf(a.usage) } : { images };
   }
   if (url === '/v1/videos') {
     const s = num(Number(a.seconds));
     return s !== undefined ? { videoSeconds: s } : {};
   }
-  return a.usage !== undefined && a.usage !== null ? { usage: a.usage } : {};
+  return a.usage !== undefined && a.usage !== null ? { tokens: tokensOf(a.usage) } : {};
 }

@@ -181,6 +181,8 @@ export class OtlpExport {
     if (s.status !== undefined && s.status > 0) attributes['http.response.status_code'] = s.status;
     if (s.requestId !== undefined) attributes['gw.request_id'] = s.requestId;
     if (s.inputTokens !== undefined) attributes['gen_ai.usage.input_tokens'] = s.inputTokens;
+    if (s.cachedInputTokens !== undefined)
+      attributes['gen_ai.usage.cache_read.input_tokens'] = s.cachedInputTokens;
     if (s.outputTokens !== undefined) attributes['gen_ai.usage.output_tokens'] = s.outputTokens;
     this.#ids.traceId = s.traceId;
     this.#ids.spanId = s.spanId;

@@ -24,7 +24,8 @@ import type { Dispatcher } from 'undici';
 import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js';
 import { rootCode } from '../client/network-errors.js';
 import { SseBound } from '../client/sse.js';
-import { usageOf } from '../client/trace.js';
+import { producedOf } from '../contract/prices.js';
+import { mergeUsage, tokensOf, type Tokens } from '../contract/usage.js';
 import type { Prepared, TextApi } from './workload.js';
 
 /** What one request produced (times in ms). */
@@ -50,8 +51,14 @@ export interface Outcome {
   itlMaxMs?: number;
   /** Output tokens from the gateway's usage; undefined when it reported none. */
   outputTokens?: number;
-  /** Input tokens from the gateway's usage, when it reported them. */
+  /** Input tokens from the gateway's usage (those read from a cache included), when it reported them. */
   inputTokens?: number;
+  /** Of the input tokens, those the usage says were read from a cache. */
+  cachedTokens?: number;
+  /** Images an images answer holds (its `data`). */
+  images?: number;
+  /** A finished video's seconds (its task's final record), to price. */
+  videoSeconds?: number;
   /** The model the request asked for. */
   model?: string;
   /** True when the step ended (its duration, Ctrl-C, an early stop) while this request was in flight (not counted). */
@@ -172,6 +179,7 @@ interface Parsed {
   error?: { code?: unknown; type?: unknown } | string | null;
   usage?: Record<string, unknown> | null;
   response?: { usage?: Record<string, unknown> | null; error?: { code?: unknown } | null; status?: unknown };
+  message?: { usage?: Record<string, unknown> | null };
   code?: unknown;
   type?: unknown;
   status?: unknown;
@@ -186,11 +194,11 @@ function tryParse(text: string): Parsed | undefined {
   }
 }
 
-/** Sets the tokens an answer's usage reports (a later report of the same answer overwrites: cumulative totals). */
-function takeUsage(out: Outcome, holder: unknown): void {
-  const u = usageOf(holder);
-  if (u.outputTokens !== undefined) out.outputTokens = u.outputTokens;
-  if (u.inputTokens !== undefined) out.inputTokens = u.inputTokens;
+/** Sets the tokens an answer's usage reports. */
+function setTokens(out: Outcome, t: Tokens): void {
+  if (t.output !== undefined) out.outputTokens = t.output;
+  if (t.input !== undefined) out.inputTokens = t.input;
+  if (t.cached !== undefined) out.cachedTokens = t.cached;
 }
 
 /** The error code of an error body in any of the gateway's envelopes. */
@@ -253,6 +261,8 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
   parts: Buffer[] | undefined;
   kept = 0;
   limit = MAX_OK_BODY;
+  /** The stream's usage so far: its reports merged field by field (contract/usage.ts mergeUsage). */
+  usage: Record<string, unknown> | undefined;
 
   /**
    * `t0`: the scheduled start (open loop), or undefined (closed loop: latency runs from the write, see above;
@@ -314,6 +324,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.parser = undefined;
     this.decoder = undefined;
     this.bound = undefined;
+    this.usage = undefined;
   }
 
   /** Settles with `code` and aborts the request on its connection. */
@@ -341,10 +352,16 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
     this.lastTokenAt = this.chunkAt;
   }
 
+  /** A usage report of the stream: later reports are cumulative, a field they leave out keeps its value. */
+  takeUsage(report: unknown): void {
+    if (report === null || typeof report !== 'object') return;
+    mergeUsage((this.usage ??= {}), report);
+    setTokens(this.out, tokensOf(this.usage));
+  }
+
   onEvent(e: EventSourceMessage): void {
     if (this.done || this.failedCode !== undefined) return;
     const data = e.data;
-    const out = this.out;
     switch (this.req.api) {
       case 'chat': {
         if (data === '[DONE]') {
@@ -359,7 +376,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
           }
         }
         if (CONTENT.test(data) || data.includes('"tool_calls":[')) this.token();
-        if (data.includes('"usage":{')) takeUsage(out, tryParse(data));
+        if (data.includes('"usage":{')) this.takeUsage(tryParse(data)?.usage);
         return;
       }
       case 'responses': {
@@ -367,7 +384,7 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
         if (type === 'response.output_text.delta' || type === 'response.refusal.delta') this.token();
         else if (type === 'response.completed' || type === 'response.incomplete') {
           this.done = true;
-          takeUsage(out, tryParse(data)?.response);
+          this.takeUsage(tryParse(data)?.response?.usage);
         } else if (type === 'response.failed') {
           const c = tryParse(data)?.response?.error?.code;
           this.failedCode = typeof c === 'string' ? c : 'response_failed';
@@ -380,10 +397,9 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       case 'messages': {
         const type = e.event ?? '';
         if (type === 'content_block_delta') this.token();
-        else if (type === 'message_delta') {
-          // Cumulative totals: overwrite, never add.
-          takeUsage(out, tryParse(data));
-        } else if (type === 'message_stop') this.done = true;
+        else if (type === 'message_start') this.takeUsage(tryParse(data)?.message?.usage);
+        else if (type === 'message_delta') this.takeUsage(tryParse(data)?.usage);
+        else if (type === 'message_stop') this.done = true;
         else if (type === 'error') this.failedCode = errorCode(tryParse(data), 200);
         return;
       }
@@ -496,7 +512,11 @@ class Exchange implements Dispatcher.DispatchHandler, Pending {
       this.finish(errorCode(p, status));
       return;
     }
-    takeUsage(this.out, p);
+    if (p !== undefined) {
+      const produced = producedOf(this.req.path, p);
+      if (produced.tokens !== undefined) setTokens(this.out, produced.tokens);
+      if (produced.images !== undefined) this.out.images = produced.images;
+    }
     this.out.ok = true;
     this.finish();
   }

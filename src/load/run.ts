@@ -193,6 +193,7 @@ export function spans(
       ttftMs: o.ttftMs,
       chunkGapsMs: o.itlMs,
       inputTokens: o.inputTokens,
+      cachedInputTokens: o.cachedTokens,
       outputTokens: o.outputTokens,
     });
   };

@@ -16,6 +16,7 @@ import {
 } from '../contract/video.js';
 import type { CheckOutcome, ProbePlan, StreamTiming } from './runner.js';
 import { isTimeout } from '../core/error-map.js';
+import { tokensOf } from '../contract/usage.js';
 import * as chat from '../client/resources/chat.js';
 import * as embeddings from '../client/resources/embeddings.js';
 import * as messages from '../client/resources/messages.js';
@@ -85,10 +86,6 @@ export const fail = (detail: string, extra: Partial<CheckOutcome> = {}): CheckOu
 function snippet(text: string, max = 24): string {
   const one = text.replace(/\s+/g, ' ').trim();
   return JSON.stringify(one.length > max ? `${one.slice(0, max)}…` : one);
-}
-
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
 function rec(v: unknown): Record<string, unknown> {
@@ -191,13 +188,11 @@ const chatCheck: Check = {
     );
     const message = rec(res.data.choices[0]?.message);
     const content = message.content;
-    const usage = rec(res.data.usage);
+    const { input, output } = tokensOf(res.data.usage);
     const at = { requestId: res.requestId };
     if (message.role !== 'assistant' || typeof content !== 'string' || content === '') {
       return fail('no assistant message in choices[0].message', at);
     }
-    const input = num(usage.prompt_tokens);
-    const output = num(usage.completion_tokens);
     if (input === undefined || output === undefined) return fail('the answer carries no usage', at);
     return pass(`${ctx.plan.chatModel}: ${snippet(content)} (${input} in / ${output} out tokens)`, {
       ...at,
@@ -443,8 +438,7 @@ const embeddingsCheck: Check = {
     const vectors = embeddings.vectors(res.data);
     const dims = vectors.map((v) => v.length);
     if (vectors.length === 0 || dims.some((d) => d === 0)) return fail('no vector in data[]', at);
-    const usage = rec(res.data.usage);
-    const tokens = num(usage.prompt_tokens) ?? num(usage.total_tokens);
+    const tokens = tokensOf(res.data.usage).input;
     if (tokens === undefined) return fail('the answer carries no usage', at);
     return pass(`${vectors.length} vector of ${dims[0]} dims; ${tokens} tokens`, {
       ...at,

@@ -5,6 +5,7 @@
  */
 import type { GatewayClient } from '../client/gateway-client.js';
 import { PROBE_MAX_TOKENS } from '../contract/model-kinds.js';
+import { tokensOf } from '../contract/usage.js';
 import type { PlannedRow } from './all-models.js';
 import { CHECKS, fail as bad, pass as ok, type Check, type CheckContext } from './checks.js';
 import type { CheckOutcome, CreatedKind } from './runner.js';
@@ -117,10 +118,9 @@ async function textRow(row: PlannedRow, textApi: TextApi, c: RowContext): Promis
     const choice = rec(res.data.choices[0]);
     const msg = rec(choice.message);
     const text = [msg.content, msg.reasoning_content].filter((t) => typeof t === 'string').join('');
-    const usage = rec(res.data.usage);
     const at = withUsage(res.data.usage, { requestId: res.requestId });
     if (text === '' && choice.finish_reason !== 'length') return bad('no assistant text in choices[0]', at);
-    const out = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : '?';
+    const out = tokensOf(res.data.usage).output ?? '?';
     return ok(`${JSON.stringify(text.slice(0, 20))} (${out} out tokens)`, at);
   }
   if (textApi === 'responses') {

@@ -7,6 +7,7 @@ import type { Exchange, GatewayClient } from '../client/gateway-client.js';
 import type { BaselineDiff } from './baseline.js';
 import type { Currency } from '../contract/money.js';
 import type { PriceTable, Spend } from '../contract/prices.js';
+import { tokensOf } from '../contract/usage.js';
 import { InterruptedError, UsageError } from '../core/errors.js';
 import type { ProbeSettings } from '../core/config.js';
 import type { JournalKind } from '../core/journal.js';
@@ -75,7 +76,8 @@ export interface CheckRecord {
 export function recordSpend(c: CheckRecord, prices: PriceTable): Spend | undefined {
   if (c.model === undefined || c.data === undefined) return undefined;
   const images = typeof c.data.images === 'number' ? c.data.images : undefined;
-  return prices.spend(c.model, { usage: c.data.usage, ...(images !== undefined ? { images } : {}) });
+  const tokens = tokensOf(c.data.usage);
+  return prices.spend(c.model, { tokens, ...(images !== undefined ? { images } : {}) });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type MessageStreamEvent,
   type MessageUsage,
 } from '../../contract/text.js';
+import { mergeUsage } from '../../contract/usage.js';
 import type { ApiResult, GatewayClient } from '../gateway-client.js';
 import {
   checked,
@@ -119,7 +120,7 @@ export function accumulate(snapshot: MessageObject | undefined, ev: MessageStrea
       m.stop_reason = ev.delta.stop_reason ?? m.stop_reason ?? null;
       if (ev.delta.stop_sequence !== undefined) m.stop_sequence = ev.delta.stop_sequence;
       const usage: Record<string, unknown> = { ...(m.usage ?? {}) };
-      for (const [k, v] of Object.entries(ev.usage ?? {})) if (v !== null && v !== undefined) usage[k] = v;
+      mergeUsage(usage, ev.usage);
       m.usage = usage;
       break;
     }

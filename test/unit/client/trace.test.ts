@@ -33,6 +33,22 @@ describe('usageOf', () => {
       outputTokens: 2,
     });
     expect(usageOf({ usage: { prompt_tokens: 4, total_tokens: 4 } })).toEqual({ inputTokens: 4 });
+    // Every input token, cached ones included (GenAI conventions): messages report cache reads and writes apart.
+    expect(
+      usageOf({
+        usage: {
+          input_tokens: 7,
+          output_tokens: 2,
+          cache_read_input_tokens: 30,
+          cache_creation_input_tokens: 3,
+        },
+      }),
+    ).toEqual({ inputTokens: 40, cachedInputTokens: 30, outputTokens: 2 });
+    expect(
+      usageOf({
+        usage: { prompt_tokens: 9, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 4 } },
+      }),
+    ).toEqual({ inputTokens: 9, cachedInputTokens: 4, outputTokens: 1 });
     for (const v of [null, 'x', {}, { usage: null }, { usage: { prompt_tokens: -1, output_tokens: 'a' } }]) {
       expect(usageOf(v)).toEqual({});
     }

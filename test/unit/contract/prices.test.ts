@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { amountText, totalsText } from '../../../src/contract/money.js';
-import { PriceTable, pricesSchema, producedOf, tokensOf } from '../../../src/contract/prices.js';
+import { PriceTable, pricesSchema, producedOf } from '../../../src/contract/prices.js';
+import { tokensOf } from '../../../src/contract/usage.js';
 
 const table = new PriceTable(
   pricesSchema.parse({
@@ -15,27 +16,27 @@ const table = new PriceTable(
 );
 
 describe('prices', () => {
-  it('reads the usage of chat, responses and messages, cached tokens apart', () => {
+  it('prices the tokens of chat, responses and messages usage, cached ones at their own rate', () => {
+    const price = (usage: object) => table.spend('t', producedOf('/v1/chat/completions', { usage }))?.amount;
+    // chat: 40 uncached at 1, 60 cached at 0.5, 5 out at 40 (per million).
     expect(
-      tokensOf({ prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 60 } }),
-    ).toEqual({
-      input: 40,
-      cached: 60,
-      output: 5,
-    });
+      price({ prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 60 } }),
+    ).toBe((40 + 30 + 200) / 1e6);
+    // responses: 6 + 4 × 0.5 + 2 × 40.
+    expect(price({ input_tokens: 10, output_tokens: 2, input_tokens_details: { cached_tokens: 4 } })).toBe(
+      (6 + 2 + 80) / 1e6,
+    );
+    // messages: 10 in and 5 written at the input rate, 30 read at the cached rate, 2 out.
     expect(
-      tokensOf({ input_tokens: 10, output_tokens: 2, input_tokens_details: { cached_tokens: 4 } }),
-    ).toEqual({
-      input: 6,
-      cached: 4,
-      output: 2,
-    });
-    expect(tokensOf({ input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 30 })).toEqual({
-      input: 10,
-      cached: 30,
-      output: 2,
-    });
-    expect(tokensOf({})).toBeUndefined();
+      price({
+        input_tokens: 10,
+        output_tokens: 2,
+        cache_read_input_tokens: 30,
+        cache_creation_input_tokens: 5,
+      }),
+    ).toBe((15 + 15 + 80) / 1e6);
+    // No input figure: nothing to price from.
+    expect(price({ output_tokens: 2 })).toBeUndefined();
   });
 
   it('prices usage, images and video seconds; a model not in the file has no spend', () => {
@@ -44,11 +45,11 @@ describe('prices', () => {
       completion_tokens: 1000,
       prompt_tokens_details: { cached_tokens: 500_000 },
     };
-    expect(table.spend('t', { usage: u })).toEqual({ currency: 'USD', amount: 0.5 + 0.25 + 0.04 });
+    expect(table.spend('t', { tokens: tokensOf(u) })).toEqual({ currency: 'USD', amount: 0.5 + 0.25 + 0.04 });
     expect(table.spend('img', { images: 3 })).toEqual({ currency: 'USD', amount: 0.12 });
     expect(table.spend('v', { videoSeconds: 5 })).toEqual({ currency: 'CNY', amount: 4.5 });
-    expect(table.spend('other', { usage: u })).toBeUndefined();
-    expect(table.spend('toString', { usage: u })).toBeUndefined();
+    expect(table.spend('other', { tokens: tokensOf(u) })).toBeUndefined();
+    expect(table.spend('toString', { tokens: tokensOf(u) })).toBeUndefined();
   });
 
   it('bounds a request by its bytes and output limit; without a limit there is no bound', () => {
@@ -84,10 +85,10 @@ describe('prices', () => {
   });
 
   it('reads what an answer produced: usage, images, video seconds', () => {
-    expect(producedOf('/v1/images/generations', { data: [{}, {}] })).toEqual({ images: 2, usage: undefined });
+    expect(producedOf('/v1/images/generations', { data: [{}, {}] })).toEqual({ images: 2 });
     expect(producedOf('/v1/videos', { seconds: '5' })).toEqual({ videoSeconds: 5 });
     expect(producedOf('/v1/embeddings', { usage: { prompt_tokens: 3 } })).toEqual({
-      usage: { prompt_tokens: 3 },
+      tokens: { input: 3 },
     });
     expect(producedOf('/v1/chat/completions', {})).toEqual({});
   });

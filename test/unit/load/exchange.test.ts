@@ -152,6 +152,81 @@ describe('gw load timing of one request', () => {
   });
 });
 
+describe('gw load reading the usage of a stream', () => {
+  let flight: Flight | undefined;
+  afterEach(() => flight?.close());
+
+  /** Plays `events` (name, JSON data) as one messages stream. */
+  async function messagesStream(events: Array<[string, object]>) {
+    flight = new Flight(new AbortController().signal);
+    const controller = { abort: () => undefined } as unknown as Dispatcher.DispatchController;
+    const text = events.map(([ev, data]) => `event: ${ev}\ndata: ${JSON.stringify(data)}\n\n`).join('');
+    const d = scripted(clock, [
+      [0, (h) => h.onRequestStart?.(controller, {})],
+      [1, (h) => h.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK')],
+      [2, (h) => h.onResponseData?.(controller, Buffer.from(text))],
+      [3, (h) => h.onResponseEnd?.(controller, {})],
+    ]);
+    const messages = sendable({
+      api: 'messages',
+      model: 'm',
+      stream: true,
+      path: '/v1/messages',
+      body: Buffer.from('{}'),
+    });
+    return exchange(target(d), messages, undefined, 0, flight);
+  }
+
+  it('messages: input and cache figures from message_start, the output from message_delta (as the wire sends them)', async () => {
+    const o = await messagesStream([
+      [
+        'message_start',
+        {
+          type: 'message_start',
+          message: {
+            usage: {
+              input_tokens: 25,
+              output_tokens: 1,
+              cache_creation_input_tokens: 5,
+              cache_read_input_tokens: 40,
+            },
+          },
+        },
+      ],
+      [
+        'content_block_delta',
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+      ],
+      [
+        'message_delta',
+        { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 15 } },
+      ],
+      ['message_stop', { type: 'message_stop' }],
+    ]);
+    // Every input token, cache reads and writes included; the cached part apart.
+    expect(o).toMatchObject({ ok: true, inputTokens: 70, cachedTokens: 40, outputTokens: 15 });
+  });
+
+  it('messages: a message_delta that repeats the input with null cache fields keeps the earlier ones', async () => {
+    const o = await messagesStream([
+      [
+        'message_start',
+        { type: 'message_start', message: { usage: { input_tokens: 25, cache_read_input_tokens: 40 } } },
+      ],
+      [
+        'message_delta',
+        {
+          type: 'message_delta',
+          delta: {},
+          usage: { input_tokens: 25, cache_read_input_tokens: null, output_tokens: 3 },
+        },
+      ],
+      ['message_stop', { type: 'message_stop' }],
+    ]);
+    expect(o).toMatchObject({ ok: true, inputTokens: 65, cachedTokens: 40, outputTokens: 3 });
+  });
+});
+
 describe('gw load reading a whole (non-streamed) answer', () => {
   let flight: Flight | undefined;
   afterEach(() => {
