@@ -62,9 +62,9 @@ function rec(v: unknown): Record<string, unknown> {
 /** What a request's answer reports having produced, to price. */
 export interface Produced {
   /** The tokens of its usage (usage.ts tokensOf). */
-  tokens?: Tokens;
-  images?: number;
-  videoSeconds?: number;
+  tokens?: Tokens | undefined;
+  images?: number | undefined;
+  videoSeconds?: number | undefined;
 }
 
 /** The prices of a file, per model. */

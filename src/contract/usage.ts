@@ -9,9 +9,9 @@
  * A figure the usage does not give is absent (a stream's early report may give some only).
  */
 export interface Tokens {
-  input?: number;
-  cached?: number;
-  output?: number;
+  input?: number | undefined;
+  cached?: number | undefined;
+  output?: number | undefined;
 }
 
 function num(v: unknown): number | undefined {

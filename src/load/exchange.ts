@@ -24,7 +24,7 @@ import type { Dispatcher } from 'undici';
 import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js';
 import { rootCode } from '../client/network-errors.js';
 import { SseBound } from '../client/sse.js';
-import { producedOf } from '../contract/prices.js';
+import { producedOf, type Spend } from '../contract/prices.js';
 import { mergeUsage, tokensOf, type Tokens } from '../contract/usage.js';
 import type { Prepared, TextApi } from './workload.js';
 
@@ -59,6 +59,8 @@ export interface Outcome {
   images?: number;
   /** A finished video's seconds (its task's final record), to price. */
   videoSeconds?: number;
+  /** With --prices: what its answer cost (set by the step's recorder, load/spend.ts). */
+  spend?: Spend;
   /** The model the request asked for. */
   model?: string;
   /** True when the step ended (its duration, Ctrl-C, an early stop) while this request was in flight (not counted). */

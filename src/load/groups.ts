@@ -3,9 +3,11 @@
  * schedule-lag histograms of every (api, model) pair, stored encoded so merged shards add up exactly. The pairs
  * are bounded: past MAX_GROUPS, requests count under `other`, so a trace naming a million models costs no more.
  */
+import { addSpend } from '../contract/prices.js';
 import type { Outcome } from './exchange.js';
 import { LatencyHistogram } from './histogram.js';
-import type { ApiModelFigures } from './schema.js';
+import type { Amounts, ApiModelFigures } from './schema.js';
+import { addAmounts } from './spend.js';
 
 /** Most (api, model) pairs kept apart. */
 export const MAX_GROUPS = 64;
@@ -19,12 +21,14 @@ interface Group {
   ok: number;
   errors: number;
   hist: Record<GroupMetric, LatencyHistogram>;
+  /** --prices: the pair's spend per currency (undefined without --prices). */
+  spend: Amounts | undefined;
 }
 
 function newGroup(api: string, model: string): Group {
   const hist = {} as Record<GroupMetric, LatencyHistogram>;
   for (const m of GROUP_METRICS) hist[m] = new LatencyHistogram();
-  return { api, model, requests: 0, ok: 0, errors: 0, hist };
+  return { api, model, requests: 0, ok: 0, errors: 0, hist, spend: undefined };
 }
 
 /** The figures of one group as the report stores them. */
@@ -43,12 +47,16 @@ function figuresOf(g: Group): ApiModelFigures {
     errors: g.errors,
     latency_ms: latency,
     histograms,
+    ...(g.spend !== undefined ? { spend: { ...g.spend } } : {}),
   };
 }
 
 /** Counts finished requests by api and model. */
 export class ApiModelGroups {
   readonly #groups = new Map<string, Group>();
+
+  /** `priced`: the run has --prices (each outcome's `spend` is then set by the recorder, before this). */
+  constructor(readonly priced = false) {}
 
   add(o: Outcome, model: string): void {
     if (o.cancelled === true) return;
@@ -61,6 +69,10 @@ export class ApiModelGroups {
     }
     g.requests++;
     g.hist.lag.recordMs(o.lagMs);
+    if (this.priced) {
+      g.spend ??= {};
+      if (o.spend !== undefined) addSpend(g.spend, o.spend);
+    }
     if (!o.ok) {
       g.errors++;
       return;
@@ -90,6 +102,7 @@ export function mergeGroups(
       g.requests += f.requests;
       g.ok += f.ok;
       g.errors += f.errors;
+      if (f.spend !== undefined) addAmounts((g.spend ??= {}), f.spend);
       for (const m of GROUP_METRICS) g.hist[m].add(LatencyHistogram.decode(f.histograms[m]));
     }
   }

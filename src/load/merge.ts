@@ -7,6 +7,7 @@
 import { UsageError } from '../core/errors.js';
 import { joinShards, parseShard } from '../core/shard.js';
 import { mergeGroups } from './groups.js';
+import { mergeSpend, runSpend } from './spend.js';
 import { LatencyHistogram } from './histogram.js';
 import { METRICS, type Metric, type Second } from './recorder.js';
 import { kneeIndex } from './knee.js';
@@ -36,6 +37,15 @@ function addCounts<T extends Record<string, number>>(
       a[k] = into as T;
     }
   }
+}
+
+/** --prices (every part has it, or none: checkPrices): tokens add up, amounts add in millionths. */
+function mergedSpend(parts: StepReport[]): Pick<StepReport, 'input_tokens' | 'cached_tokens' | 'spend'> {
+  const spend = mergeSpend(parts.map((p) => p.spend));
+  if (spend === undefined) return {};
+  const sum = (f: (s: StepReport) => number | undefined): number =>
+    parts.reduce((a, s) => a + (f(s) ?? 0), 0);
+  return { input_tokens: sum((s) => s.input_tokens), cached_tokens: sum((s) => s.cached_tokens), spend };
 }
 
 function mergeSteps(parts: StepReport[], sloText: string | undefined): StepReport {
@@ -104,6 +114,7 @@ function mergeSteps(parts: StepReport[], sloText: string | undefined): StepRepor
     output_tokens: outputTokens,
     output_tokens_per_s: r3(outputTokens / secs),
     usage_missing: sum((s) => s.usage_missing),
+    ...mergedSpend(parts),
     schedule: {
       late,
       late_share: requests === 0 ? 0 : r3(late / requests),
@@ -243,6 +254,31 @@ function shardsOf(
   return { kept: set.kept.map(({ path, report }) => ({ path, report })), shards };
 }
 
+/** The prices a report's run was priced at (`config.prices`), as a comparable text; `none` without --prices. */
+function pricesOf(r: RunReport): string {
+  return r.config.prices !== undefined ? JSON.stringify(r.config.prices) : 'none';
+}
+
+/**
+ * Exit 2 unless every report was priced at the same --prices, or none was: the spend of runs priced differently,
+ * or of a run priced and one not, does not add up to a spend of the whole.
+ */
+function checkPrices(reports: readonly Given[]): void {
+  const first = reports[0] as Given;
+  for (const r of reports.slice(1)) {
+    if (pricesOf(r.report) === pricesOf(first.report)) continue;
+    const how = (g: Given): string =>
+      g.report.config.prices === undefined ? 'without --prices' : 'with --prices';
+    const what =
+      how(r) === how(first)
+        ? `${first.path} and ${r.path} were priced with different --prices files`
+        : `${first.path} ran ${how(first)} and ${r.path} ${how(r)}`;
+    throw new UsageError(`merge: ${what}; their spend would not add up (run every part with the same file)`, {
+      field: 'run.json',
+    });
+  }
+}
+
 /** Exit 2 unless every report has the first's steps, each of the same kind (text or the same videos). */
 function checkSteps(reports: readonly Given[], first: RunReport): void {
   for (const { path, report } of reports) {
@@ -313,6 +349,7 @@ function mergedSweep(
 export function mergeReports(given: Given[], o: { allowMissing?: boolean } = {}): RunReport {
   if (given[0] === undefined) throw new UsageError('merge: needs at least one report', { field: 'run.json' });
   refuseTwice(given);
+  checkPrices(given);
   const { kept: reports, shards } = shardsOf(given, o.allowMissing === true);
   const first = (reports[0] as Given).report;
   checkSteps(reports, first);
@@ -343,6 +380,7 @@ export function mergeReports(given: Given[], o: { allowMissing?: boolean } = {})
     warnings,
     ...(shards !== undefined ? { shards } : {}),
     steps,
+    ...runSpend(steps),
     sweep,
     slo: first.slo !== null ? { expr: first.slo.expr, pass: sloPass } : null,
   };

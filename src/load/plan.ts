@@ -3,6 +3,7 @@
  * default `gw load` documents. A plan is trusted to be consistent (the CLI's flag schemas check combinations);
  * `resolvePlan` fills the defaults and parses expressions given as text.
  */
+import type { PriceTable } from '../contract/prices.js';
 import { UsageError } from '../core/errors.js';
 import type { Shard } from '../core/shard.js';
 import type { Arrival } from './arrivals.js';
@@ -64,6 +65,8 @@ export interface LoadPlanInput {
    * without talking to the others. The report records how late this machine started.
    */
   startAt?: number | undefined;
+  /** The operator's prices (`--prices`): every step's report then has its spend. */
+  prices?: PriceTable | undefined;
 }
 
 /** A plan with every default filled in. */
@@ -89,6 +92,7 @@ export interface LoadPlan {
   seed: number;
   shard?: Shard;
   startAt?: number;
+  prices?: PriceTable;
 }
 
 /** Fills the defaults of a plan. */
@@ -120,6 +124,7 @@ export function resolvePlan(p: LoadPlanInput): LoadPlan {
   if (stopOn !== undefined) plan.stopOn = stopOn;
   if (p.shard !== undefined) plan.shard = { k: p.shard.k, n: p.shard.n };
   if (p.startAt !== undefined) plan.startAt = p.startAt;
+  if (p.prices !== undefined) plan.prices = p.prices;
   checkShares(plan);
   return plan;
 }

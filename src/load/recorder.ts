@@ -4,9 +4,11 @@
  * requests are never dropped: they are counted (by code, status and api), their time to failure has its own
  * histogram, and every SLO check counts them as misses (see slo.ts).
  */
+import type { PriceTable } from '../contract/prices.js';
 import type { Term } from './expr.js';
 import type { Outcome } from './exchange.js';
 import { LatencyHistogram, type Summary } from './histogram.js';
+import { SpendTally } from './spend.js';
 
 /** The histograms of a step. */
 export const METRICS = ['e2e', 'ttft', 'itl', 'tpot', 'e2e_failed', 'lag'] as const;
@@ -59,7 +61,12 @@ export class Recorder {
   late = 0;
   good = 0;
   outputTokens = 0;
+  /** Input tokens of successful requests (cached ones included), and of them the cached ones. */
+  inputTokens = 0;
+  cachedTokens = 0;
   usageMissing = 0;
+  /** With --prices: what the requests cost. */
+  readonly spend: SpendTally | undefined;
   #inFlight = 0;
   /** The most requests in flight at once. */
   peakInFlight = 0;
@@ -75,8 +82,13 @@ export class Recorder {
   /** performance.now() of the step's start; set by the runner. */
   startedAt = 0;
   endedAt = 0;
-  /** The latency thresholds a request must meet to count as good (goodput). */
-  constructor(private readonly goodTerms: ReadonlyArray<Extract<Term, { kind: 'latency' }>> = []) {}
+  /** `goodTerms`: the latency thresholds a request must meet to count as good (goodput). */
+  constructor(
+    private readonly goodTerms: ReadonlyArray<Extract<Term, { kind: 'latency' }>> = [],
+    prices?: PriceTable,
+  ) {
+    this.spend = prices !== undefined ? new SpendTally(prices) : undefined;
+  }
 
   /** Requests in flight now. */
   get inFlight(): number {
@@ -105,6 +117,7 @@ export class Recorder {
     const sec = Math.max(0, Math.floor((o.startMs + o.e2eMs - (this.startedAt - this.runOrigin)) / 1000));
     const slot = this.#second(sec);
     slot.done++;
+    this.spend?.add(o);
     if (!o.ok) {
       this.errors++;
       api.errors++;
@@ -129,6 +142,8 @@ export class Recorder {
         this.hist.tpot.recordMs(tpot);
       }
     } else if (o.api !== 'embeddings' && o.api !== 'video' && o.api !== 'images') this.usageMissing++;
+    if (o.inputTokens !== undefined) this.inputTokens += o.inputTokens;
+    if (o.cachedTokens !== undefined) this.cachedTokens += o.cachedTokens;
     if (this.#meets(o, tpot)) this.good++;
   }
 

@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js';
 import type { Currency } from '../contract/estimate.js';
+import type { PriceTable } from '../contract/prices.js';
 import type { VideoCreateInput } from '../contract/video.js';
 import { BudgetLedger, isRefusal, type Hold } from '../core/budget.js';
 import { UsageError } from '../core/errors.js';
@@ -42,6 +43,7 @@ import {
   untilInstant,
 } from './run.js';
 import { SCHEMA, type RunReport } from './schema.js';
+import { pricesDigest, runSpend, spendWarnings } from './spend.js';
 import {
   lineError,
   readTraceLine,
@@ -85,6 +87,8 @@ export interface ReplayPlan {
    */
   startAt?: number | undefined;
   slo?: Expr | string | undefined;
+  /** `--prices`: each request priced from what its answer reported (the report's spend, per api and model too). */
+  prices?: PriceTable | undefined;
 }
 
 /** What the check of a trace found. */
@@ -294,7 +298,7 @@ interface Window {
 /** The state of one running replay. */
 class ReplayRun {
   readonly rec: Recorder;
-  readonly groups = new ApiModelGroups();
+  readonly groups: ApiModelGroups;
   /** The caller's signal, or the run's own end (a 401/403, a trace changed under it). */
   readonly signal: AbortSignal;
   readonly #end = new AbortController();
@@ -338,7 +342,8 @@ class ReplayRun {
     this.flight = new Flight(this.signal);
     this.speed = plan.speed ?? 1;
     this.slo = typeof plan.slo === 'string' ? parseExpr(plan.slo, '--slo') : plan.slo;
-    this.rec = new Recorder(perRequestTerms(this.slo));
+    this.rec = new Recorder(perRequestTerms(this.slo), plan.prices);
+    this.groups = new ApiModelGroups(plan.prices !== undefined);
     this.prepared = preparer(client);
     this.ledger = new BudgetLedger(plan.budgets ?? new Map());
     this.videos = new VideoTasks({
@@ -635,6 +640,7 @@ function replayReport(r: ReplayRun): RunReport {
     warnings.push(
       `replay: ${step.usage_missing} answers reported no usage; their output tokens are not counted`,
     );
+  warnings.push(...spendWarnings(step));
   if (r.budgetSkipped > 0)
     warnings.push(
       `replay: ${r.budgetSkipped} video lines not sent: each would have carried the spend past --budget`,
@@ -651,6 +657,7 @@ function replayReport(r: ReplayRun): RunReport {
     connections: r.connections,
     timeout_ms: r.client.timeoutMs,
     ...(r.slo !== undefined ? { slo: r.slo.text } : {}),
+    ...(plan.prices !== undefined ? { prices: { sha256: pricesDigest(plan.prices) } } : {}),
   };
   return {
     schema: SCHEMA,
@@ -668,6 +675,7 @@ function replayReport(r: ReplayRun): RunReport {
     stopped: null,
     warnings,
     steps: [step],
+    ...runSpend([step]),
     sweep: null,
     slo: r.slo !== undefined ? { expr: r.slo.text, pass: step.slo?.pass !== false } : null,
   };

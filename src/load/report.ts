@@ -1,4 +1,5 @@
 /** Builds the step reports of the JSON document from recorders, reads them back, and renders the final table. */
+import { totalsText } from '../contract/money.js';
 import type { Expr } from './expr.js';
 import { LatencyHistogram, type Summary } from './histogram.js';
 import { METRICS, type Metric, type Recorder } from './recorder.js';
@@ -80,6 +81,9 @@ export function stepReport(
     output_tokens: rec.outputTokens,
     output_tokens_per_s: r3(rec.outputTokens / secs),
     usage_missing: rec.usageMissing,
+    ...(rec.spend !== undefined
+      ? { input_tokens: rec.inputTokens, cached_tokens: rec.cachedTokens, spend: rec.spend.report() }
+      : {}),
     schedule: {
       late,
       late_share: rec.done === 0 ? 0 : r3(late / rec.done),
@@ -207,6 +211,7 @@ export function stepLines(st: StepReport): Array<[string, string]> {
     ]);
   }
   if (st.usage_missing > 0) out.push(['usage missing', `${st.usage_missing} answers reported no usage`]);
+  out.push(...spendLines(st));
   if (st.mode === 'open') {
     const dropped = st.schedule.dropped > 0 ? `; ${st.schedule.dropped} arrivals never sent` : '';
     out.push([
@@ -222,6 +227,26 @@ export function stepLines(st: StepReport): Array<[string, string]> {
     out.push(['slo', `${st.slo.pass ? 'met' : 'MISSED'}: ${c.join(', ')}`]);
   }
   return out;
+}
+
+/** `--prices`: the step's tokens and spend (nothing without it). */
+function spendLines(st: StepReport): Array<[string, string]> {
+  const s = st.spend;
+  if (s === undefined) return [];
+  const unpriced = s.unpriced > 0 ? `; ${s.unpriced} successful requests unpriced` : '';
+  const input = st.input_tokens ?? 0;
+  // A run of videos or images reports no tokens: no line for them.
+  const tokens: Array<[string, string]> =
+    input > 0 || st.output_tokens > 0
+      ? [['tokens', `${input} input (${st.cached_tokens ?? 0} cached), ${st.output_tokens} output`]]
+      : [];
+  return [
+    ...tokens,
+    [
+      'at --prices',
+      `${totalsText(s.total, '0')} spent (${s.priced} requests priced from their usage, images or seconds${unpriced})`,
+    ],
+  ];
 }
 
 /**

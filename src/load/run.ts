@@ -27,6 +27,7 @@ import type { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
 import { runStep, sleep, type StepContext, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
+import { pricesDigest, runSpend, spendWarnings } from './spend.js';
 import { TIMING_GLOSSARY } from './glossary.js';
 import { API_PATH, prepare } from './workload.js';
 
@@ -119,6 +120,7 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     signal,
     goodTerms: perRequestTerms(plan.slo),
     origin,
+    prices: plan.prices,
     onFinished:
       o.onSpan !== undefined ? spans(client.origin, clock.timeOrigin + origin, o.onSpan) : undefined,
   } satisfies Omit<StepContext, 'onAuthFailure'>;
@@ -386,6 +388,7 @@ function warningsOf(plan: LoadPlan, run: Steps, openFiles: number | undefined): 
     }
     const local = run.localFailures.get(st.label);
     if (local !== undefined) warnings.push(openFilesWarning(st.label, local, openFiles));
+    warnings.push(...spendWarnings(st));
   }
   return warnings;
 }
@@ -413,6 +416,7 @@ function configOf(plan: LoadPlan, timeoutMs: number): Record<string, unknown> {
     seed: plan.seed,
     ...(plan.slo !== undefined ? { slo: plan.slo.text } : {}),
     ...(plan.stopOn !== undefined ? { stop_on: plan.stopOn.text } : {}),
+    ...(plan.prices !== undefined ? { prices: { sha256: pricesDigest(plan.prices) } } : {}),
   };
 }
 
@@ -464,6 +468,7 @@ function buildReport(
     stopped: run.stopped,
     warnings,
     steps,
+    ...runSpend(steps),
     sweep: sweepOf(plan, steps),
     slo: plan.slo !== undefined ? { expr: plan.slo.text, pass: sloPass } : null,
     glossary: TIMING_GLOSSARY,

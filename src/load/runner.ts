@@ -8,6 +8,7 @@
  * aborted and counted as cancelled, so a gateway that never answers cannot hold the run past its duration.
  */
 import { setMaxListeners } from 'node:events';
+import type { PriceTable } from '../contract/prices.js';
 import type { Shard } from '../core/shard.js';
 import { gaps, type Arrival } from './arrivals.js';
 import { exchange, Flight, type Outcome, type Sendable, type Target } from './exchange.js';
@@ -73,6 +74,8 @@ export interface StepContext {
   onAuthFailure?: ((o: Outcome) => void) | undefined;
   /** Clock time of the run's origin (Outcome.startMs is relative to it). */
   origin: number;
+  /** `--prices`: each measured request is priced (the warm-up's are left out, as from every figure). */
+  prices?: PriceTable | undefined;
 }
 
 /** The result of a step. */
@@ -125,7 +128,7 @@ class StepRun {
     readonly plan: StepPlan,
     readonly ctx: StepContext,
   ) {
-    this.rec = new Recorder(ctx.goodTerms);
+    this.rec = new Recorder(ctx.goodTerms, ctx.prices);
     this.rec.runOrigin = ctx.origin;
     this.warmup = plan.mode === 'closed' ? (plan.warmup ?? 0) : 0;
     this.warm = this.warmup > 0 ? new Recorder([]) : undefined;

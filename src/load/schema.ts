@@ -89,6 +89,23 @@ const videoFiguresSchema = z.object({
   histograms: byMetric(VIDEO_METRICS, histogramSchema),
 });
 
+/** Amounts per currency (CNY, USD), each to a millionth. */
+const amountsSchema = z.partialRecord(z.enum(['CNY', 'USD']), figure);
+
+/**
+ * `--prices`: what a step's requests cost at the operator's prices, from what their answers reported (usage,
+ * images, a finished video's seconds). Absent without --prices.
+ */
+const stepSpendSchema = z.object({
+  total: amountsSchema,
+  /** Requests whose answer reported something the file prices (failed ones too: a stream cut after its usage). */
+  priced: count,
+  /** Successful requests without a price: their model is not in the file, or they reported nothing it prices. */
+  unpriced: count,
+  /** Models of unpriced requests that the file does not name (the first 16). */
+  unpriced_models: z.array(z.string()),
+});
+
 /** The figures of one api and model of a step (`gw load --replay`): counts, latency and schedule lag. */
 const apiModelSchema = z.object({
   api: z.string(),
@@ -96,6 +113,8 @@ const apiModelSchema = z.object({
   requests: count,
   ok: count,
   errors: count,
+  /** `--prices`: the pair's spend per currency. */
+  spend: amountsSchema.optional(),
   latency_ms: byMetric(['e2e', 'ttft', 'lag'] as const, summarySchema),
   histograms: byMetric(['e2e', 'ttft', 'lag'] as const, histogramSchema),
 });
@@ -125,6 +144,14 @@ const stepReportSchema = z.object({
   output_tokens_per_s: figure,
   /** Successful text requests whose answer reported no usage (their tokens are unknown, never guessed). */
   usage_missing: count,
+  /**
+   * `--prices` only (a report without it is as before): the input tokens of successful requests' usage, those
+   * read from a cache included, and of them the cached ones.
+   */
+  input_tokens: count.optional(),
+  cached_tokens: count.optional(),
+  /** `--prices` only: the step's spend at those prices. */
+  spend: stepSpendSchema.optional(),
   /**
    * Open loop: how far starts fell behind their schedule, and arrivals never sent (`dropped`: past the cap of
    * requests waiting for a connection, or still waiting when the step ended; absent from reports before it).
@@ -208,6 +235,8 @@ export const runReportSchema = z.object({
   stopped: z.string().nullable(),
   warnings: z.array(z.string()),
   steps: z.array(stepReportSchema),
+  /** `--prices` only: the spend of every step, per currency. */
+  spend: amountsSchema.optional(),
   sweep: sweepReportSchema.nullable(),
   slo: z.object({ expr: z.string(), pass: z.boolean() }).nullable(),
   /** Text runs: what ttft, itl, tpot and e2e measure and their names in vLLM, AIPerf and OpenTelemetry. */
@@ -215,6 +244,8 @@ export const runReportSchema = z.object({
 });
 
 export type SloCheck = z.infer<typeof sloCheckSchema>;
+export type Amounts = z.infer<typeof amountsSchema>;
+export type StepSpend = z.infer<typeof stepSpendSchema>;
 export type VideoFigures = z.infer<typeof videoFiguresSchema>;
 export type ApiModelFigures = z.infer<typeof apiModelSchema>;
 export type StepReport = z.infer<typeof stepReportSchema>;

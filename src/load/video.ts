@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import type { GatewayClient } from '../client/gateway-client.js';
 import * as videos from '../client/resources/videos.js';
 import { estimateRequest, impliedSpend, type Currency } from '../contract/estimate.js';
+import { producedOf, type PriceTable } from '../contract/prices.js';
 import { isVideoSuccess, type VideoCreateInput } from '../contract/video.js';
 import { BudgetLedger, isRefusal, type Hold } from '../core/budget.js';
 import { UsageError } from '../core/errors.js';
@@ -30,6 +31,7 @@ import { Recorder } from './recorder.js';
 import { stepReport, videoFigures, type VideoFacts } from './report.js';
 import { GW_VERSION } from './run.js';
 import { SCHEMA, VIDEO_METRICS, type RunReport, type VideoMetric } from './schema.js';
+import { pricesDigest, runSpend, spendWarnings } from './spend.js';
 
 /** Defaults of the video mode. */
 export const VIDEO_DEFAULTS = { concurrency: 2, requests: 4, pollMs: 500, timeoutMs: 30 * 60_000 };
@@ -51,6 +53,8 @@ export interface VideoPlan {
   prompts: string[];
   /** The cap on the list price of the created videos, per currency. */
   budgets: ReadonlyMap<Currency, number>;
+  /** `--prices`: each finished video priced by its seconds (the report's spend). */
+  prices?: PriceTable | undefined;
 }
 
 /** A task the gateway created (billed): what `onCreated` is handed. */
@@ -119,6 +123,10 @@ export interface VideoItem {
   refused?: boolean;
   /** The task's last record, once it reached a terminal state. */
   record?: Record<string, unknown>;
+  /** The model asked for. */
+  model?: string;
+  /** A finished video's seconds (its final record's, else those asked for): what --prices prices. */
+  seconds?: number;
 }
 
 /**
@@ -178,7 +186,7 @@ export class VideoTasks {
   /** Runs one item: create, hand to onCreated, poll, download-and-discard. */
   async item(body: VideoCreateInput): Promise<VideoItem> {
     const t0 = this.clock.now();
-    const item: VideoItem = { ok: false };
+    const item: VideoItem = { ok: false, model: body.model };
     const created = await this.create(body, item, t0);
     if (created === undefined) return item;
     const state = await this.wait(created, item, t0);
@@ -189,6 +197,10 @@ export class VideoTasks {
       item.code = `video_${state}`;
       return item;
     }
+    // Billed once finished, downloaded or not.
+    const seconds =
+      producedOf('/v1/videos', item.record).videoSeconds ?? producedOf('/v1/videos', body).videoSeconds;
+    if (seconds !== undefined) item.seconds = seconds;
     await this.download(created.id, item);
     return item;
   }
@@ -273,6 +285,8 @@ export class VideoTasks {
       e2eMs: (item.completionMs ?? 0) + lagMs,
       itlMs: [],
       sent: true,
+      ...(item.model !== undefined ? { model: item.model } : {}),
+      ...(item.seconds !== undefined ? { videoSeconds: item.seconds } : {}),
       ...(item.code !== undefined ? { code: item.code } : {}),
       ...(interrupted ? { cancelled: true } : {}),
     };
@@ -306,7 +320,7 @@ export class VideoTasks {
 
 /** The state of one running video load test. */
 class VideoRun {
-  readonly rec = new Recorder();
+  readonly rec: Recorder;
   readonly tasks: VideoTasks;
   readonly ledger: BudgetLedger;
   budgetStop = false;
@@ -322,6 +336,7 @@ class VideoRun {
     this.signal = o.signal ?? new AbortController().signal;
     this.pricing = videoPricing(o.plan);
     this.ledger = new BudgetLedger(new Map([[this.pricing.budget.currency, this.pricing.budget.amount]]));
+    this.rec = new Recorder([], o.plan.prices);
     this.tasks = new VideoTasks({
       client: o.client,
       clock: this.clock,
@@ -423,11 +438,13 @@ class VideoRun {
         budget: `${pricing.budget.amount}${pricing.budget.currency}`,
         poll_interval_ms: plan.pollMs,
         video_timeout_ms: plan.videoTimeoutMs,
+        ...(plan.prices !== undefined ? { prices: { sha256: pricesDigest(plan.prices) } } : {}),
       },
       interrupted: this.signal.aborted,
       stopped: this.budgetStop ? 'budget' : null,
-      warnings: [],
+      warnings: spendWarnings(step),
       steps: [step],
+      ...runSpend([step]),
       sweep: null,
       slo: null,
     };

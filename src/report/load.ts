@@ -17,6 +17,7 @@ import {
 import { figures, page, section, table, utc, type ReportMeta } from './page.js';
 import { esc, ms, num, pct } from './svg.js';
 import type { RunReport, StepReport } from '../load/schema.js';
+import { totalsText } from '../contract/money.js';
 
 const METRIC_NAME: Record<string, string> = {
   e2e: 'end-to-end',
@@ -308,11 +309,13 @@ function loadFigures(r: RunReport): string {
     ...(e2e && one ? [{ label: 'e2e p50 / p99', value: `${ms(e2e.p50)} / ${ms(e2e.p99)}` }] : []),
     ...(ttft && ttft.count > 0 && one ? [{ label: 'TTFT p95', value: ms(ttft.p95) }] : []),
     ...(r.sweep?.knee ? [{ label: 'knee', value: `${r.sweep.parameter} ${r.sweep.knee.value}` }] : []),
+    ...(r.spend !== undefined ? [{ label: 'spend at --prices', value: totalsText(r.spend, '0') }] : []),
   ]);
 }
 
-/** The table of steps. */
+/** The table of steps (a spend column with --prices). */
 function stepsTable(steps: StepReport[]): string {
+  const priced = steps.some((s) => s.spend !== undefined);
   return table({
     head: [
       'step',
@@ -327,6 +330,7 @@ function stepsTable(steps: StepReport[]): string {
       'e2e p99',
       'TTFT p95',
       'SLO',
+      ...(priced ? ['spend'] : []),
     ],
     numeric: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
     nowrap: [0],
@@ -347,6 +351,7 @@ function stepsTable(steps: StepReport[]): string {
         e ? ms(e.p99) : '–',
         t && t.count > 0 ? ms(t.p95) : '–',
         s.slo ? (s.slo.pass ? 'met' : `missed: ${(missed ?? []).join(', ')}`) : '',
+        ...(priced ? [totalsText(s.spend?.total ?? {}, '0')] : []),
       ];
     }),
     rowClass: steps.map((s) => (s.slo && !s.slo.pass ? 'fail' : undefined)),

@@ -26,6 +26,13 @@ export const CSV_HEAD = [
   'session',
 ];
 
+/**
+ * Columns `--prices` adds after those (a run without it writes the columns above only): the input tokens of the
+ * answer's usage (cached ones included), the cached ones, and what the answer cost with its currency (empty when
+ * it has no price).
+ */
+export const CSV_PRICE_HEAD = ['input_tokens', 'cached_tokens', 'spend', 'currency'];
+
 const FORMULA = /^[=+\-@\t\r]/;
 
 /** One CSV line: numbers to three decimals, text neutralised against formulas and quoted when it must be. */
@@ -40,8 +47,8 @@ export function csvLine(cells: ReadonlyArray<string | number | undefined>): stri
     .join(',')}\n`;
 }
 
-/** The row of one request (`session`: a replayed conversation's). */
-export function csvRow(step: string, o: Outcome & { session?: string | undefined }): string {
+/** The row of one request (`session`: a replayed conversation's; `priced`: the run has --prices). */
+export function csvRow(step: string, o: Outcome & { session?: string | undefined }, priced = false): string {
   const tpot =
     o.ok && o.ttftMs !== undefined && o.outputTokens !== undefined && o.outputTokens > 1
       ? (o.e2eMs - o.ttftMs) / (o.outputTokens - 1)
@@ -62,6 +69,8 @@ export function csvRow(step: string, o: Outcome & { session?: string | undefined
     o.lagMs,
     o.model,
     o.session,
+    // The amount as text: numbers are cut to three decimals, a token's spend needs its millionths.
+    ...(priced ? [o.inputTokens, o.cachedTokens, o.spend && String(o.spend.amount), o.spend?.currency] : []),
   ]);
 }
 
@@ -69,7 +78,12 @@ export function csvRow(step: string, o: Outcome & { session?: string | undefined
 export class CsvFile {
   readonly #stream: WriteStream;
 
-  constructor(path: string, onError: (e: Error) => void) {
+  /** `priced`: the run has --prices (CSV_PRICE_HEAD's columns are added). */
+  constructor(
+    path: string,
+    onError: (e: Error) => void,
+    readonly priced = false,
+  ) {
     let fd: number;
     try {
       fd = openSync(path, 'w');
@@ -79,11 +93,11 @@ export class CsvFile {
     }
     this.#stream = createWriteStream('', { fd });
     this.#stream.on('error', onError);
-    this.#stream.write(csvLine(CSV_HEAD));
+    this.#stream.write(csvLine(priced ? [...CSV_HEAD, ...CSV_PRICE_HEAD] : CSV_HEAD));
   }
 
   write(step: string, o: Outcome & { session?: string | undefined }): void {
-    this.#stream.write(csvRow(step, o));
+    this.#stream.write(csvRow(step, o, this.priced));
   }
 
   close(): Promise<void> {

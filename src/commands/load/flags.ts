@@ -194,6 +194,10 @@ const fields = {
     flag: '--video-timeout <dur>',
     help: '--api video: give up on a task after this long (default 30m)',
   }),
+  prices: flag(z.string().min(1).optional(), {
+    flag: '--prices <prices.json>',
+    help: 'your prices per model: each answer priced from the usage, images or seconds it reports; spend on every report',
+  }),
   out: flag(z.string().optional(), {
     flag: '--out <file.json>',
     help: 'write the report (JSON, with histograms) to a file',

@@ -94,6 +94,20 @@ opens a connection. --shard k/n splits the trace by session (every turn of a ses
 their index), --start-at puts t_ms 0 at one instant on every shard, and gw load merge joins the shards' reports.
 gw load import turns a --csv of an earlier run or a Mooncake trace into a trace.
 
+Prices (--prices <prices.json>, with every mode): {"currency": "USD", "models": {"<model>": {"input_per_million",
+"output_per_million", "cached_per_million", "per_image", "per_video_second", "currency"?}}} (CNY or USD; a model's
+own currency overrides the file's; the file gw probe and gw batch run take). Each measured request is priced from
+what its answer reported, never from a tokenizer: its usage (input tokens, those read from a cache at
+cached_per_million, else at the input rate; output tokens), an images answer's images, a finished video's seconds;
+a failed request counts when its answer reported them (a stream cut after its usage). Each request is rounded to a
+millionth and a step adds them up exactly. The summary shows the step's tokens and spend, --json each step's
+input_tokens, cached_tokens and spend {total, priced, unpriced, unpriced_models} and the run's spend, --html a
+figure and a column, --csv four more columns (input_tokens, cached_tokens, spend, currency). A successful request
+the file cannot price (its model is not in it, or it reported no usage) is counted as unpriced, named in a warning,
+and left out of the spend, never counted as 0. --warmup's requests are left out as from every figure. gw load merge
+adds the parts' spend and refuses parts priced with other files, or priced and not. A damaged file is exit 2 naming
+the field, before anything is sent.
+
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).
 
@@ -112,6 +126,7 @@ Exit codes: 0 ok · 1 SLO missed, baseline regressed, or no request succeeded ·
     `gw load merge a.json b.json --out all.json && gw load compare base.json all.json --tolerance 5%`,
     `gw load -m chat-3.7-plus --rate 300 --duration 1m --shard auto --start-at "$START_AT" --out "run-$SLURM_ARRAY_TASK_ID.json"`,
     `gw load --replay trace.jsonl --speed 2 --budget 20CNY --csv requests.csv`,
+    `gw load -m chat-3.7-plus --mix chat=3,embeddings@text-embedding-v4=1 --requests 500 --prices prices.json --csv requests.csv`,
   ],
   handler: () => import('./run.js'),
 });

@@ -3,6 +3,7 @@
  * sweep and the verdicts beside it (on stdout on a terminal, on stderr off one, so a pipe gets only the table).
  */
 import type { Context } from '../../cli/context.js';
+import { totalsText } from '../../contract/money.js';
 import { comparisonTable, type Comparison } from '../../load/compare.js';
 import { stepLines, tableRows } from '../../load/report.js';
 import type { RunReport } from '../../load/schema.js';
@@ -39,6 +40,8 @@ export async function printReport(ctx: Context, report: RunReport): Promise<void
     if (sweep.best_within_slo !== null)
       out.aside(`heaviest step meeting the SLO: ${sweep.parameter} ${sweep.best_within_slo.value}`);
   }
+  if (report.spend !== undefined && report.steps.length > 1)
+    out.aside(`spent at --prices, all steps: ${totalsText(report.spend, '0')}`);
   for (const line of shardLines(report)) out.aside(line);
   if (report.stopped !== null) out.aside(`stopped early: ${report.stopped}`);
   if (report.slo !== null) out.aside(`slo ${report.slo.expr}: ${report.slo.pass ? 'met' : 'MISSED'}`);

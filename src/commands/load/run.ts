@@ -38,6 +38,8 @@ import { printComparison, printReport } from './print.js';
 import { readReport } from './reports.js';
 import { commandOf } from './shared.js';
 import { startOtlp } from '../shared/otlp.js';
+import { readPrices } from '../shared/prices.js';
+import type { PriceTable } from '../../contract/prices.js';
 
 type LoadFlags = Flags<typeof loadFlags>;
 
@@ -109,18 +111,29 @@ function textPlan(f: LoadFlags, given: Prompt[] | undefined, shard: Shard | unde
   };
 }
 
+/** The price table of --prices, read and checked before anything is sent. */
+function prices(ctx: Context, f: LoadFlags): Promise<PriceTable | undefined> {
+  return f.prices !== undefined ? readPrices(f.prices, ctx.signal) : Promise.resolve(undefined);
+}
+
+/** The --csv file (its header written now), with the --prices columns when the run is priced. */
+function csvFile(ctx: Context, f: LoadFlags, priced: boolean): CsvFile | undefined {
+  if (f.csv === undefined) return undefined;
+  return new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`), priced);
+}
+
 async function loadText(ctx: Context, f: LoadFlags): Promise<number> {
   const o = await outputs(ctx, f);
   const baseline =
     f.baseline !== undefined ? await readReport(f.baseline, '--baseline', ctx.signal) : undefined;
+  const priceTable = await prices(ctx, f);
   // --shard auto (or GW_SHARD) from the scheduler; the plan resolved now, so a closed loop too small to split
   // is refused before the CSV file is written.
   const shard = resolveShard(f.shard, ctx.io.env);
   if (shard !== undefined && shard.source !== '--shard')
     ctx.out.note(`shard ${shard.k}/${shard.n} from ${shard.source}`);
-  const plan = resolvePlan(textPlan(f, await prompts(ctx, f.prompts), shard));
-  const csv =
-    f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
+  const plan = resolvePlan({ ...textPlan(f, await prompts(ctx, f.prompts), shard), prices: priceTable });
+  const csv = csvFile(ctx, f, priceTable !== undefined);
   const live = new LiveLine(ctx.out, ctx.progress.enabled);
   const onSpan = await startOtlp(ctx, f.otlp);
   const rw = f.remoteWrite !== undefined ? await remoteWrite(ctx, f.remoteWrite) : undefined;
@@ -159,8 +172,8 @@ async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<num
   const o = await outputs(ctx, f);
   const baseline =
     f.baseline !== undefined ? await readReport(f.baseline, '--baseline', ctx.signal) : undefined;
-  const csv =
-    f.csv !== undefined ? new CsvFile(f.csv, (e) => ctx.out.warn(`--csv: ${e.message}`)) : undefined;
+  const priceTable = await prices(ctx, f);
+  const csv = csvFile(ctx, f, priceTable !== undefined);
   const live = new LiveLine(ctx.out, ctx.progress.enabled);
   const journal = ctx.journal();
   const shard = resolveShard(f.shard, ctx.io.env);
@@ -185,6 +198,7 @@ async function loadReplay(ctx: Context, f: LoadFlags, path: string): Promise<num
         slo: f.slo,
         shard: shard !== undefined ? { k: shard.k, n: shard.n } : undefined,
         startAt: f.startAt,
+        prices: priceTable,
       },
       signal: ctx.signal,
       onChecked: (s) => ctx.out.note(replayNote(s, f.speed ?? 1)),
@@ -283,6 +297,7 @@ async function loadVideo(ctx: Context, f: LoadFlags): Promise<number> {
     videoTimeoutMs: f.videoTimeout ?? VIDEO_DEFAULTS.timeoutMs,
     prompts: given?.map((p) => p.text) ?? [VIDEO_PROMPT],
     budgets: f.budget ?? new Map(),
+    prices: await prices(ctx, f),
   };
   const { price, budget } = videoPricing(plan);
   await startOtlp(ctx, f.otlp);
