@@ -25,6 +25,7 @@ import type { GatewayClient, PreparedRequest } from '../client/gateway-client.js
 import { rootCode } from '../client/network-errors.js';
 import { SseBound } from '../client/sse.js';
 import { producedOf, type Spend } from '../contract/prices.js';
+import type { Amount } from '../core/budget.js';
 import { mergeUsage, tokensOf, type Tokens } from '../contract/usage.js';
 import type { Prepared, TextApi } from './workload.js';
 
@@ -104,6 +105,8 @@ export interface Target {
 /** A request body with the client's prepared request (URL, headers, timeouts) it is sent with. */
 export interface Sendable extends Prepared {
   request: PreparedRequest;
+  /** With --budget: the most it can cost at --prices, held against the budget while it is in flight. */
+  bound?: Amount | undefined;
 }
 
 /** One request in flight, as Flight sees it. */

@@ -3,6 +3,7 @@
  * default `gw load` documents. A plan is trusted to be consistent (the CLI's flag schemas check combinations);
  * `resolvePlan` fills the defaults and parses expressions given as text.
  */
+import type { Currency } from '../contract/money.js';
 import type { PriceTable } from '../contract/prices.js';
 import { UsageError } from '../core/errors.js';
 import type { Shard } from '../core/shard.js';
@@ -67,6 +68,11 @@ export interface LoadPlanInput {
   startAt?: number | undefined;
   /** The operator's prices (`--prices`): every step's report then has its spend. */
   prices?: PriceTable | undefined;
+  /**
+   * `--budget` (needs `prices`): the cap per currency on the spend of the whole run, warm-up included. A request is
+   * sent only when its upper bound at the prices fits; the run stops (`stopped: "budget"`) when one never will.
+   */
+  budgets?: ReadonlyMap<Currency, number> | undefined;
 }
 
 /** A plan with every default filled in. */
@@ -93,6 +99,7 @@ export interface LoadPlan {
   shard?: Shard;
   startAt?: number;
   prices?: PriceTable;
+  budgets?: ReadonlyMap<Currency, number>;
 }
 
 /** Fills the defaults of a plan. */
@@ -125,6 +132,13 @@ export function resolvePlan(p: LoadPlanInput): LoadPlan {
   if (p.shard !== undefined) plan.shard = { k: p.shard.k, n: p.shard.n };
   if (p.startAt !== undefined) plan.startAt = p.startAt;
   if (p.prices !== undefined) plan.prices = p.prices;
+  if (p.budgets !== undefined) {
+    if (p.prices === undefined)
+      throw new UsageError('--budget: text requests are priced only at --prices <prices.json>', {
+        field: '--budget',
+      });
+    plan.budgets = p.budgets;
+  }
   checkShares(plan);
   return plan;
 }

@@ -27,7 +27,7 @@ import type { Recorder } from './recorder.js';
 import { stepReport } from './report.js';
 import { runStep, sleep, type StepContext, type StepPlan } from './runner.js';
 import { SCHEMA, type RunReport, type StepReport } from './schema.js';
-import { pricesDigest, runSpend, spendWarnings } from './spend.js';
+import { pricesDigest, requestBound, runSpend, spendWarnings, TextBudget } from './spend.js';
 import { TIMING_GLOSSARY } from './glossary.js';
 import { API_PATH, prepare } from './workload.js';
 
@@ -121,6 +121,10 @@ export async function runLoad(o: LoadOptions): Promise<RunReport> {
     goodTerms: perRequestTerms(plan.slo),
     origin,
     prices: plan.prices,
+    budget:
+      plan.budgets !== undefined && plan.prices !== undefined
+        ? new TextBudget(plan.budgets, plan.prices)
+        : undefined,
     onFinished:
       o.onSpan !== undefined ? spans(client.origin, clock.timeOrigin + origin, o.onSpan) : undefined,
   } satisfies Omit<StepContext, 'onAuthFailure'>;
@@ -201,8 +205,12 @@ export function spans(
   };
 }
 
-/** The request bodies of the plan (checked against the contract when the client validates), drawn by weight. */
+/**
+ * The request bodies of the plan (checked against the contract when the client validates, and with --budget each
+ * given its upper bound at --prices: requestBound refuses the run before anything is sent), drawn by weight.
+ */
 function workload(client: GatewayClient, plan: LoadPlan): () => Sendable {
+  const { prices, budgets } = plan;
   const pools = plan.mix.map((m) =>
     prepare(
       m.api,
@@ -211,6 +219,7 @@ function workload(client: GatewayClient, plan: LoadPlan): () => Sendable {
     ).map((p): Sendable => ({
       ...p,
       request: client.prepare({ method: 'POST', path: p.path, json: true, stream: p.stream }),
+      ...(prices !== undefined && budgets !== undefined ? { bound: requestBound(p, prices, budgets) } : {}),
     })),
   );
   const weights = plan.mix.map((m) => m.weight);
@@ -417,6 +426,9 @@ function configOf(plan: LoadPlan, timeoutMs: number): Record<string, unknown> {
     ...(plan.slo !== undefined ? { slo: plan.slo.text } : {}),
     ...(plan.stopOn !== undefined ? { stop_on: plan.stopOn.text } : {}),
     ...(plan.prices !== undefined ? { prices: { sha256: pricesDigest(plan.prices) } } : {}),
+    ...(plan.budgets !== undefined
+      ? { budget: [...plan.budgets].map(([c, a]) => `${a}${c}`).join(',') }
+      : {}),
   };
 }
 
@@ -452,6 +464,10 @@ function buildReport(
   const warnings = warningsOf(plan, run, meta.openFiles);
   const late = lateStartWarning(meta.lateMs);
   if (late !== undefined) warnings.push(late);
+  if (run.stopped === 'budget')
+    warnings.push(
+      'stopped sending: the next request could have carried the spend past --budget (each request is held at its upper bound at --prices until its usage settles it)',
+    );
   return {
     schema: SCHEMA,
     created_at: new Date().toISOString(),

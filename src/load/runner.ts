@@ -15,6 +15,8 @@ import { exchange, Flight, type Outcome, type Sendable, type Target } from './ex
 import type { Expr, Term } from './expr.js';
 import { Recorder } from './recorder.js';
 import { SaturationWatch } from './saturation.js';
+import type { TextBudget } from './spend.js';
+import type { Hold } from '../core/budget.js';
 import { firstHolding, type StepFigures } from './slo.js';
 
 /**
@@ -76,6 +78,8 @@ export interface StepContext {
   origin: number;
   /** `--prices`: each measured request is priced (the warm-up's are left out, as from every figure). */
   prices?: PriceTable | undefined;
+  /** `--budget` of a text run: every request (warm-ups too) is held at its bound until its answer ends. */
+  budget?: TextBudget | undefined;
 }
 
 /** The result of a step. */
@@ -246,6 +250,15 @@ class StepRun {
     let backoff = 0;
     while (!this.stopping && !this.signal.aborted) {
       if (this.issued >= limit) return;
+      const req = ctx.next();
+      // No await without a budget: the loop's turn per request stays as it was.
+      const hold = ctx.budget !== undefined ? await this.#admit(req) : undefined;
+      if (hold === null) return;
+      if (this.issued >= limit) {
+        // Another user sent the last request while this one waited for room in the budget.
+        if (hold !== undefined) ctx.budget?.ledger.release(hold);
+        return;
+      }
       const measured = ++this.issued > this.warmup;
       if (measured && this.warming) {
         // The first measured request: the step's clock starts now.
@@ -254,13 +267,36 @@ class StepRun {
         this.#startClock();
       }
       (measured ? this.rec : (this.warm as Recorder)).inFlight++;
-      const o = await exchange(ctx.target, ctx.next(), undefined, ctx.origin, this.flight, client);
+      const o = await exchange(ctx.target, req, undefined, ctx.origin, this.flight, client);
+      if (hold !== undefined) ctx.budget?.settle(hold, o);
       this.#done(o, measured);
       if (o.sent || o.cancelled === true) backoff = 0;
       else {
         backoff = Math.min(MAX_BACKOFF_MS, backoff === 0 ? 1 : backoff * 2);
         await sleep(backoff, this.signal);
       }
+    }
+  }
+
+  /**
+   * `--budget`: the request's hold (undefined without a budget); `wait` when it fits only once requests in flight
+   * settle; null when it never will, and the step stops sending (`budget`; requests in flight end as they do).
+   */
+  #hold(req: Sendable): Hold | undefined | 'wait' | null {
+    const r = this.ctx.budget?.reserve(req);
+    if (r !== 'stop') return r;
+    this.stopped ??= 'budget';
+    this.stopping = true;
+    return null;
+  }
+
+  /** Closed loop: the request's hold, waiting for room while requests in flight may make it; null: not sent. */
+  async #admit(req: Sendable): Promise<Hold | undefined | null> {
+    for (;;) {
+      if (this.stopping || this.signal.aborted) return null;
+      const hold = this.#hold(req);
+      if (hold !== 'wait') return hold;
+      await changedOrAborted(this.ctx.budget as TextBudget, this.signal);
     }
   }
 
@@ -285,19 +321,32 @@ class StepRun {
     return new Promise<void>((resolve) => {
       const settle = (): void => {
         if (!finished) return;
-        if (this.stopping) rec.dropped += waiting.clear();
+        // Arrivals waiting when the step ended were never sent (those held back by --budget are not "dropped").
+        if (this.stopping) {
+          const never = waiting.clear();
+          if (this.stopped !== 'budget') rec.dropped += never;
+        }
         if (pending === 0 && waiting.size === 0) resolve();
       };
-      const send = (t0: number): void => {
+      // Sends the arrival due at t0 unless --budget makes it wait (false) for requests in flight to settle.
+      const send = (t0: number): boolean => {
+        const req = ctx.next();
+        const hold = this.#hold(req);
+        if (hold === 'wait') return false;
+        if (hold === null) return true;
         pending++;
         rec.inFlight++;
-        void exchange(ctx.target, ctx.next(), t0, ctx.origin, this.flight).then(settled);
+        const sent = exchange(ctx.target, req, t0, ctx.origin, this.flight);
+        void (hold === undefined ? sent.then(settled) : sent.then((o) => settled(o, hold)));
+        return true;
       };
-      const settled = (o: Outcome): void => {
+      const settled = (o: Outcome, hold?: Hold): void => {
         pending--;
+        if (hold !== undefined) ctx.budget?.settle(hold, o);
         this.#done(o, true);
-        if (!this.stopping && waiting.size > 0) send(waiting.shift());
-        settle();
+        if (!this.stopping && waiting.size > 0 && send(waiting.peek())) waiting.shift();
+        if (this.stopping) finish();
+        else settle();
       };
       const finish = (): void => {
         if (timer !== undefined) clearTimeout(timer);
@@ -321,8 +370,8 @@ class StepRun {
         skipOthers();
         while (!this.stopping && next <= now && next < deadline && arrivals < max) {
           arrivals++;
-          if (pending < cap) send(next);
-          else if (!waiting.push(next)) rec.dropped++;
+          // In order: while arrivals wait (for a connection, or room in --budget), a new one waits behind them.
+          if ((pending >= cap || waiting.size > 0 || !send(next)) && !waiting.push(next)) rec.dropped++;
           next += gap();
           skipOthers();
         }
@@ -356,6 +405,11 @@ class Waiting {
     return true;
   }
 
+  /** The first waiting arrival (the queue is not empty). */
+  peek(): number {
+    return this.#ring[this.#head] as number;
+  }
+
   shift(): number {
     const t = this.#ring[this.#head] as number;
     this.#head = (this.#head + 1) % this.#ring.length;
@@ -370,6 +424,19 @@ class Waiting {
     this.#head = 0;
     return n;
   }
+}
+
+/** Resolves at the budget's next release or settle, or when `signal` aborts. */
+function changedOrAborted(budget: TextBudget, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void budget.ledger.changed().then(done);
+  });
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects: an abort ends the wait, not the run). */

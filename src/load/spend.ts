@@ -6,10 +6,13 @@
  * never as a spend of 0.
  */
 import { createHash } from 'node:crypto';
-import type { Currency } from '../contract/money.js';
-import { addSpend, type PriceTable } from '../contract/prices.js';
-import type { Outcome } from './exchange.js';
+import { amountText, type Currency } from '../contract/money.js';
+import { addSpend, type PriceTable, type Spend } from '../contract/prices.js';
+import { BudgetLedger, isRefusal, type Amount, type Hold } from '../core/budget.js';
+import { UsageError } from '../core/errors.js';
+import type { Outcome, Sendable } from './exchange.js';
 import type { Amounts, StepReport, StepSpend } from './schema.js';
+import type { Prepared } from './workload.js';
 
 /** Models of unpriced requests a report names, at most. */
 export const MAX_UNPRICED_MODELS = 16;
@@ -24,6 +27,12 @@ export function addAmounts(into: Amounts, amounts: Amounts | undefined): void {
 /** The identity of a prices file in a report's config: runs priced differently do not merge. */
 export function pricesDigest(prices: PriceTable): string {
   return createHash('sha256').update(JSON.stringify(prices.file)).digest('hex');
+}
+
+/** What a request's answer cost at `prices`, from what it reported; undefined when it cannot be priced. */
+export function spendOf(prices: PriceTable, o: Outcome): Spend | undefined {
+  const tokens = { input: o.inputTokens, cached: o.cachedTokens, output: o.outputTokens };
+  return prices.spend(o.model ?? '', { tokens, images: o.images, videoSeconds: o.videoSeconds });
 }
 
 /** What a step's requests cost at --prices. */
@@ -41,8 +50,7 @@ export class SpendTally {
    */
   add(o: Outcome): void {
     const model = o.model ?? '';
-    const tokens = { input: o.inputTokens, cached: o.cachedTokens, output: o.outputTokens };
-    const s = this.prices.spend(model, { tokens, images: o.images, videoSeconds: o.videoSeconds });
+    const s = spendOf(this.prices, o);
     if (s !== undefined) {
       o.spend = s;
       this.priced++;
@@ -105,4 +113,56 @@ function unpricedWarning(label: string, s: StepSpend): string | undefined {
       : 'their answers reported no usage, images or seconds the file prices';
   const n = s.unpriced === 1 ? '1 successful request has' : `${s.unpriced} successful requests have`;
   return `${label !== '' ? `${label}: ` : ''}${n} no spend at --prices (${why}); the spend shown leaves them out`;
+}
+
+/**
+ * The most a request can cost at `prices` (contract/prices.ts bound: its body's bytes as input tokens plus its
+ * output limit), checked against the budget before anything is sent: a UsageError naming --budget when its model
+ * is not priced, it has no bound, no budget is in its currency, or the budget does not cover it once.
+ */
+export function requestBound(p: Prepared, prices: PriceTable, caps: ReadonlyMap<Currency, number>): Amount {
+  const b = prices.bound(p.path, JSON.parse(p.body.toString('utf8')) as Record<string, unknown>);
+  const refuse = (rule: string): never => {
+    throw new UsageError(`--budget: ${rule}`, { field: '--budget' });
+  };
+  if (b === undefined) return refuse(`${p.model} is not in --prices, so its requests have no price to hold`);
+  if ('reason' in b) return refuse(`cannot be kept: ${b.reason}`);
+  const cap = caps.get(b.currency);
+  if (cap === undefined)
+    return refuse(`${p.model} is priced in ${b.currency}: give a budget in ${b.currency}`);
+  if (b.amount > cap) {
+    refuse(
+      `${amountText(cap)} ${b.currency} does not cover one request of ${p.model} (${b.currency} ${amountText(b.amount)}: ${b.basis})`,
+    );
+  }
+  return { currency: b.currency, amount: b.amount };
+}
+
+/**
+ * `--budget` of a text run at --prices, on the one ledger (core/budget.ts): a request is sent only when its upper
+ * bound fits beside what the others spent or hold; its hold ends when its answer does, released when nothing was
+ * billed (never written, or an error answer), else settled with the spend its answer reports (the bound stays
+ * counted when that is unknown: a cut stream, a timeout).
+ */
+export class TextBudget {
+  readonly ledger: BudgetLedger;
+
+  constructor(
+    caps: ReadonlyMap<Currency, number>,
+    readonly prices: PriceTable,
+  ) {
+    this.ledger = new BudgetLedger(caps);
+  }
+
+  /** The request's hold; `wait` when it fits once requests in flight settle, `stop` when it never will. */
+  reserve(req: Sendable): Hold | 'wait' | 'stop' {
+    const b = req.bound as Amount;
+    const r = this.ledger.reserve(b.currency, b.amount);
+    return isRefusal(r) ? (r.later ? 'wait' : 'stop') : r;
+  }
+
+  settle(hold: Hold, o: Outcome): void {
+    if (!o.sent || o.status >= 400) this.ledger.release(hold);
+    else this.ledger.settle(hold, spendOf(this.prices, o));
+  }
 }

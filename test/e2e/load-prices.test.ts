@@ -384,3 +384,104 @@ describe('gw load --prices against the simulator', () => {
     }
   });
 });
+
+/** The documented upper bound of a text request, in millionths: every body byte an input token, plus max_tokens. */
+function boundMicros(q: LoggedRequest): number {
+  const body = q.body as { model: string; max_tokens?: number };
+  const p = PRICES.models[body.model as typeof CHAT];
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  return Math.ceil(
+    bytes * Math.max(p.input_per_million, p.cached_per_million) +
+      (body.max_tokens ?? 0) * p.output_per_million,
+  );
+}
+
+describe('gw load --budget with --prices', () => {
+  it('closed loop: sends a request only while its bound fits beside the real spend, then stops', async () => {
+    const sim = await useSim();
+    const f = files();
+    const one = join(f.dir, 'one.jsonl');
+    writeFileSync(one, `${PROMPTS[0]}\n`);
+    const args = ['load', '-m', CHAT, '--prompts', one, '--max-tokens', '9', '--concurrency', '1'];
+    // A first run without a budget tells what one request spends (S) and what it holds (its bound B).
+    const probe = await gwJson([...args, '--requests', '1', '--prices', f.prices], sim.env);
+    expect(probe.exitCode, probe.stderr).toBe(0);
+    const first = textPosts(sim.requests)[0] as LoggedRequest;
+    const s = Math.round((stepOf(probe.report).spend?.total.USD ?? 0) * 1e6);
+    const b = boundMicros(first);
+    expect(s).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(s);
+    // Room for the bound after 4 spent requests, not after 5: exactly 5 are sent.
+    const cap = 4 * s + b + Math.floor((s - 1) / 2);
+    sim.requests.length = 0;
+    const r = await gwJson(
+      [...args, '--requests', '50', '--prices', f.prices, '--budget', `${cap / 1e6}USD`],
+      sim.env,
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(textPosts(sim.requests)).toHaveLength(5);
+    expect(r.report?.stopped).toBe('budget');
+    expect(r.report?.config.budget).toBe(`${cap / 1e6}USD`);
+    expect(r.report?.spend).toEqual({ USD: (5 * s) / 1e6 });
+    expect(5 * s + b).toBeGreaterThan(cap);
+    expect(r.stderr).toContain(
+      'stopped sending: the next request could have carried the spend past --budget',
+    );
+  });
+
+  it.each([
+    ['closed loop', ['--concurrency', '4']],
+    ['open loop', ['--rate', '200']],
+  ])('%s: the real spend never passes the budget', async (_loop, loopArgs) => {
+    const sim = await useSim();
+    const f = files();
+    const cap = 0.004;
+    const r = await gwJson(
+      [
+        'load',
+        '-m',
+        CHAT,
+        '--prompts',
+        f.prompts,
+        '--max-tokens',
+        '9',
+        '--requests',
+        '400',
+        ...loopArgs,
+      ].concat(['--prices', f.prices, '--budget', `${cap}USD`]),
+      sim.env,
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sent = textPosts(sim.requests);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.length).toBeLessThan(400);
+    expect(r.report?.stopped).toBe('budget');
+    const want = await expected(sim.baseUrl, sent);
+    expect(r.report?.spend).toEqual(fromMicros(want.total));
+    expect(want.total.USD).toBeLessThanOrEqual(cap * 1e6);
+    // Arrivals the budget held back are not "dropped" (that would say the client fell behind).
+    expect(stepOf(r.report).schedule.dropped).toBe(0);
+  });
+
+  it('refuses before anything is sent: no --prices, no budget in the currency, a budget below one request', async () => {
+    const sim = await useSim();
+    const f = files();
+    const base = ['load', '-m', CHAT, '--requests', '3'];
+    for (const [args, rule] of [
+      [['--budget', '1USD'], '--budget: text requests are priced only at --prices <prices.json>'],
+      [
+        ['--mix', `chat=1,embeddings@${EMBED}=1`, '--prices', f.prices, '--budget', '1USD'],
+        `--budget: ${EMBED} is priced in CNY: give a budget in CNY`,
+      ],
+      [
+        ['--prices', f.prices, '--budget', '0.00001USD'],
+        '--budget: 0.00001 USD does not cover one request of',
+      ],
+    ] as const) {
+      const r = await spawnGw([...base, ...args], { env: sim.env });
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(rule);
+    }
+    expect(sim.requests.filter((q) => q.method === 'POST')).toEqual([]);
+  });
+});

@@ -167,7 +167,7 @@ const fields = {
   }),
   budget: flag(parsedList(parseBudgets).optional(), {
     flag: '--budget <amount><cur>',
-    help: 'cap on the list price of created videos, e.g. 20CNY (repeatable, one per currency; --api video)',
+    help: 'cap on the spend, e.g. 20CNY (repeatable, one per currency): created videos at list price; with --prices, text requests too',
     repeat: 'collect',
   }),
   seconds: flag(int('--seconds', { min: 1, max: 3600 }).optional(), {
@@ -280,8 +280,11 @@ function textRules(f: LoadFlags): void {
     refuse('--connections', 'applies to the open loop (--rate); the closed loop has one connection per user');
   if (f.prompts !== undefined && f.promptWords !== undefined)
     refuse('--prompt-words', 'cannot be combined with --prompts (the file gives the prompts)');
-  if (f.budget !== undefined)
-    refuse('--budget', 'applies to --api video only (text requests are not priced in advance)');
+  if (f.budget !== undefined && f.prices === undefined)
+    refuse(
+      '--budget',
+      'text requests are priced only at --prices <prices.json> (each held at its upper bound until its usage settles it)',
+    );
   const video: Array<[keyof LoadFlags, string]> = [
     ['seconds', '--seconds'],
     ['resolution', '--resolution'],

@@ -107,6 +107,15 @@ the file cannot price (its model is not in it, or it reported no usage) is count
 and left out of the spend, never counted as 0. --warmup's requests are left out as from every figure. gw load merge
 adds the parts' spend and refuses parts priced with other files, or priced and not. A damaged file is exit 2 naming
 the field, before anything is sent.
+--budget with --prices (chat, responses, messages, embeddings; e.g. --budget 2USD): a request is sent only when its
+upper bound (every byte of its body an input token at the dearer of the input and cached rates, plus --max-tokens
+output tokens; embeddings their bytes) fits beside the spend of the requests that ended and the bounds of those in
+flight, warm-ups included; when its answer ends, the spend its usage reports replaces the bound (an error answer
+or a request never written counts 0; a cut stream or a timeout keeps the bound). A closed-loop user (or an
+open-loop arrival, its wait counted as lag) waits while requests in flight may leave room; once no room can come the run stops sending (stopped: budget, a warning; exit 0
+unless something else failed), the requests in flight finish, and the real spend never passes the budget. Every
+request must have a bound in a currency given to --budget, and the budget must cover one: exit 2 before anything is
+sent otherwise. Each shard keeps its own budget. With --replay, --budget counts the video lines only.
 
 Sweep: one step per value, the throughput-latency curve, and the knee (the step with the highest successful
 requests/s per median latency: where more load stops buying throughput).

@@ -108,6 +108,7 @@ function textPlan(f: LoadFlags, given: Prompt[] | undefined, shard: Shard | unde
     seed: f.seed,
     shard,
     startAt: f.startAt,
+    budgets: f.budget,
   };
 }
 

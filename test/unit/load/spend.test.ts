@@ -2,10 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { PriceTable, pricesSchema } from '../../../src/contract/prices.js';
 import { UsageError } from '../../../src/core/errors.js';
-import type { Outcome } from '../../../src/load/exchange.js';
 import { mergeReports } from '../../../src/load/merge.js';
 import { Recorder } from '../../../src/load/recorder.js';
 import { stepReport } from '../../../src/load/report.js';
+import { TextBudget } from '../../../src/load/spend.js';
+import type { Hold } from '../../../src/core/budget.js';
+import type { Outcome, Sendable } from '../../../src/load/exchange.js';
 import { checkReport, type RunReport } from '../../../src/load/schema.js';
 import { loadFixture } from '../../helpers/report-fixtures.js';
 
@@ -157,5 +159,44 @@ describe('gw load merge with --prices', () => {
     expect(merged.spend).toBeUndefined();
     expect(Object.keys(merged.steps[0] ?? {})).not.toContain('spend');
     expect(Object.keys(merged.steps[0] ?? {})).not.toContain('input_tokens');
+  });
+});
+
+describe('TextBudget: a request held at its bound until its answer ends', () => {
+  const req = {
+    api: 'chat',
+    model: 't',
+    stream: true,
+    path: '/v1/chat/completions',
+    body: Buffer.from('{}'),
+    bound: { currency: 'USD', amount: 0.001 },
+  } as unknown as Sendable;
+
+  it('releases what billed nothing, settles with the usage, keeps the bound when the spend is unknown', () => {
+    const budget = new TextBudget(new Map([['USD', 0.0025]]), prices);
+    const holds = [budget.reserve(req), budget.reserve(req)];
+    expect(holds.every((h) => typeof h === 'object')).toBe(true);
+    // A third does not fit beside the two held, but may once they settle.
+    expect(budget.reserve(req)).toBe('wait');
+    budget.settle(holds[0] as Hold, outcome({ model: 't', ok: false, status: 429, code: 'rate_limited' }));
+    expect(budget.ledger.spent('USD')).toBe(0.001);
+    // 100 input and 10 output tokens: 37 + 150 millionths replace the bound.
+    budget.settle(holds[1] as Hold, outcome({ model: 't', inputTokens: 100, outputTokens: 10 }));
+    expect(budget.ledger.spent('USD')).toBe(0.000187);
+    const cut = budget.reserve(req) as Hold;
+    budget.settle(cut, outcome({ model: 't', ok: false, status: 200, code: 'stream_incomplete' }));
+    expect(budget.ledger.spent('USD')).toBe(0.001187);
+    const never = budget.reserve(req) as Hold;
+    budget.settle(
+      never,
+      outcome({ model: 't', ok: false, status: 0, sent: false, code: 'connection_refused' }),
+    );
+    expect(budget.ledger.spent('USD')).toBe(0.001187);
+    const last = budget.reserve(req) as Hold;
+    // 0.002187 counted with it: another fits only if it settles for less.
+    expect(budget.reserve(req)).toBe('wait');
+    budget.settle(last, outcome({ model: 't', ok: false, status: 0, code: 'timeout' }));
+    // Its bound kept (a timeout may have billed): no room can come.
+    expect(budget.reserve(req)).toBe('stop');
   });
 });
