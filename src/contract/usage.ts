@@ -27,20 +27,13 @@ export function tokensOf(usage: unknown): Tokens {
   const out: Tokens = {};
   const output = num(u.completion_tokens) ?? num(u.output_tokens);
   if (output !== undefined) out.output = output;
-  const prompt = num(u.prompt_tokens);
+  // The gateway's usage (chat, responses, embeddings and messages alike) gives the total input in
+  // prompt_tokens / input_tokens, cache reads and writes inside it: unlike Anthropic's own API, whose messages
+  // input_tokens leaves them out. An embeddings usage may give its total alone: without output tokens the total is
+  // the input.
   const read = num(u.cache_read_input_tokens);
-  const written = num(u.cache_creation_input_tokens);
-  if (prompt === undefined && (read !== undefined || written !== undefined)) {
-    // messages: input_tokens leaves out the tokens read from and written to the cache, reported apart.
-    const given = num(u.input_tokens);
-    if (given !== undefined) out.input = given + (read ?? 0) + (written ?? 0);
-    if (read !== undefined) out.cached = read;
-    return out;
-  }
-  // chat, responses, embeddings: the cached tokens are inside the input (a chat usage that also names
-  // cache_read_input_tokens, as some gateways add, counts them inside prompt_tokens too). An embeddings usage
-  // may give its total alone: without output tokens the total is the input.
-  const given = prompt ?? num(u.input_tokens) ?? (output === undefined ? num(u.total_tokens) : undefined);
+  const given =
+    num(u.prompt_tokens) ?? num(u.input_tokens) ?? (output === undefined ? num(u.total_tokens) : undefined);
   const cached =
     num(rec(u.prompt_tokens_details).cached_tokens) ?? num(rec(u.input_tokens_details).cached_tokens) ?? read;
   if (given !== undefined) out.input = given;

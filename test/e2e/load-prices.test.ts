@@ -284,8 +284,8 @@ describe('gw load --prices against the simulator', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const st = stepOf(r.report);
     expect(st.ok).toBe(3);
-    // The messages answer: its usage as the simulator reports it for that body, cache reads and writes apart
-    // from input_tokens (priced at the input rate, the reads at the cached rate).
+    // The messages answer: its usage as the simulator reports it for that body; input_tokens is the total (cache
+    // reads and writes inside it): the reads at the cached rate, the rest at the input rate.
     const q = sim.requests.find((x) => x.path === '/v1/messages') as LoggedRequest;
     const res = await fetch(`${sim.baseUrl}/v1/messages`, {
       method: 'POST',
@@ -294,7 +294,7 @@ describe('gw load --prices against the simulator', () => {
     });
     const u = ((await res.json()) as { usage: Record<string, number> }).usage;
     const read = u.cache_read_input_tokens as number;
-    const uncached = (u.input_tokens as number) + (u.cache_creation_input_tokens as number);
+    const uncached = (u.input_tokens as number) - read;
     expect(read).toBeGreaterThan(0);
     const messages = Math.round(uncached * 0.37 + read * 0.05 + (u.output_tokens as number) * 15);
     expect(st.by_api_model?.[`messages ${CHAT}`]?.spend).toEqual({ USD: messages / 1e6 });

@@ -33,11 +33,11 @@ describe('usageOf', () => {
       outputTokens: 2,
     });
     expect(usageOf({ usage: { prompt_tokens: 4, total_tokens: 4 } })).toEqual({ inputTokens: 4 });
-    // Every input token, cached ones included (GenAI conventions): messages report cache reads and writes apart.
+    // Every input token, cached ones included (GenAI conventions): the gateway's input_tokens is that total.
     expect(
       usageOf({
         usage: {
-          input_tokens: 7,
+          input_tokens: 40,
           output_tokens: 2,
           cache_read_input_tokens: 30,
           cache_creation_input_tokens: 3,

@@ -26,15 +26,15 @@ describe('prices', () => {
     expect(price({ input_tokens: 10, output_tokens: 2, input_tokens_details: { cached_tokens: 4 } })).toBe(
       (6 + 2 + 80) / 1e6,
     );
-    // messages: 10 in and 5 written at the input rate, 30 read at the cached rate, 2 out.
+    // messages: 40 in all (the gateway's input_tokens is the total), 30 of them read at the cached rate, 2 out.
     expect(
       price({
-        input_tokens: 10,
+        input_tokens: 40,
         output_tokens: 2,
         cache_read_input_tokens: 30,
         cache_creation_input_tokens: 5,
       }),
-    ).toBe((15 + 15 + 80) / 1e6);
+    ).toBe((10 + 15 + 80) / 1e6);
     // No input figure: nothing to price from.
     expect(price({ output_tokens: 2 })).toBeUndefined();
   });

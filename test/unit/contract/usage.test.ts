@@ -31,7 +31,7 @@ describe('tokensOf: the one reader of usage', () => {
     ).toEqual({ input: 10, cached: 4, output: 2 });
   });
 
-  it('reads messages usage: cache reads and writes are apart from input_tokens, so they are added', () => {
+  it("reads messages usage as the gateway's: input_tokens is the total, cache reads and writes inside it", () => {
     expect(
       tokensOf({
         input_tokens: 10,
@@ -39,9 +39,9 @@ describe('tokensOf: the one reader of usage', () => {
         cache_read_input_tokens: 30,
         cache_creation_input_tokens: 5,
       }),
-    ).toEqual({ input: 45, cached: 30, output: 2 });
+    ).toEqual({ input: 10, cached: 10, output: 2 });
     expect(tokensOf({ input_tokens: 10, output_tokens: 2, cache_creation_input_tokens: 5 })).toEqual({
-      input: 15,
+      input: 10,
       output: 2,
     });
     // message_delta of the wire format: the output alone.
@@ -65,11 +65,11 @@ describe('tokensOf: the one reader of usage', () => {
 describe('mergeUsage', () => {
   it('adds a later report field by field; a null or absent field keeps the earlier value', () => {
     const u: Record<string, unknown> = {};
-    mergeUsage(u, { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 40 });
+    mergeUsage(u, { input_tokens: 65, output_tokens: 1, cache_read_input_tokens: 40 });
     mergeUsage(u, { input_tokens: null, output_tokens: 15 });
     expect(tokensOf(u)).toEqual({ input: 65, cached: 40, output: 15 });
     mergeUsage(u, null);
     mergeUsage(u, 'x');
-    expect(u).toEqual({ input_tokens: 25, output_tokens: 15, cache_read_input_tokens: 40 });
+    expect(u).toEqual({ input_tokens: 65, output_tokens: 15, cache_read_input_tokens: 40 });
   });
 });

@@ -185,7 +185,7 @@ describe('gw load reading the usage of a stream', () => {
           type: 'message_start',
           message: {
             usage: {
-              input_tokens: 25,
+              input_tokens: 70,
               output_tokens: 1,
               cache_creation_input_tokens: 5,
               cache_read_input_tokens: 40,
@@ -203,7 +203,7 @@ describe('gw load reading the usage of a stream', () => {
       ],
       ['message_stop', { type: 'message_stop' }],
     ]);
-    // Every input token, cache reads and writes included; the cached part apart.
+    // input_tokens is the gateway's total (cache reads and writes inside it); the cached part apart.
     expect(o).toMatchObject({ ok: true, inputTokens: 70, cachedTokens: 40, outputTokens: 15 });
   });
 
@@ -211,14 +211,14 @@ describe('gw load reading the usage of a stream', () => {
     const o = await messagesStream([
       [
         'message_start',
-        { type: 'message_start', message: { usage: { input_tokens: 25, cache_read_input_tokens: 40 } } },
+        { type: 'message_start', message: { usage: { input_tokens: 65, cache_read_input_tokens: 40 } } },
       ],
       [
         'message_delta',
         {
           type: 'message_delta',
           delta: {},
-          usage: { input_tokens: 25, cache_read_input_tokens: null, output_tokens: 3 },
+          usage: { input_tokens: 65, cache_read_input_tokens: null, output_tokens: 3 },
         },
       ],
       ['message_stop', { type: 'message_stop' }],
