@@ -13,6 +13,7 @@ import snappy from 'snappyjs';
 import type { Dispatcher } from 'undici';
 import { readText } from '../client/body.js';
 import { createDispatcher } from '../client/transport.js';
+import { BucketHistogram } from '../core/bucket-histogram.js';
 import type { Outcome } from './exchange.js';
 
 /** How often the figures are pushed while the run goes. */
@@ -65,25 +66,14 @@ interface Series {
   value: number;
 }
 
-/** A classic Prometheus histogram: cumulative bucket counts, sum and count. */
-class Histogram {
-  readonly counts = new Float64Array(BUCKETS_S.length);
-  sum = 0;
-  count = 0;
+/** A classic Prometheus histogram of seconds over BUCKETS_S: cumulative bucket counts, sum and count. */
+class Histogram extends BucketHistogram {
+  constructor() {
+    super(BUCKETS_S);
+  }
 
   observeMs(ms: number): void {
-    const s = ms / 1000;
-    this.sum += s;
-    this.count++;
-    // The first bound at or above the value (binary search); above the last one, only +Inf holds it.
-    let lo = 0;
-    let hi = BUCKETS_S.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((BUCKETS_S[mid] as number) < s) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < this.counts.length) this.counts[lo] = (this.counts[lo] as number) + 1;
+    this.record(ms / 1000);
   }
 
   series(name: string, labels: Labels, out: Series[]): void {
