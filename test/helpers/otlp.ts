@@ -50,6 +50,18 @@ export interface OtlpReceiver {
   points: ReceivedHistogramPoint[][];
   /** Requests received per path, and the content types they carried. */
   requests: Array<{ path: string; contentType: string | undefined }>;
+  /** The bodies of the exports it took, as sent. */
+  bodies: Array<{ path: string; body: Buffer }>;
+}
+
+/** An ExportTraceServiceRequest as a plain object (every field, defaults included; 64-bit numbers as strings). */
+export function decodeTraces(body: Buffer): Record<string, unknown> {
+  return TRACES.toObject(TRACES.decode(body), { longs: String, defaults: true, bytes: String });
+}
+
+/** An ExportMetricsServiceRequest as a plain object (every field, defaults included; 64-bit numbers as strings). */
+export function decodeMetrics(body: Buffer): Record<string, unknown> {
+  return METRICS.toObject(METRICS.decode(body), { longs: String, defaults: true });
 }
 
 type Attr = { key: string; value: Record<string, unknown> };
@@ -111,7 +123,14 @@ function takeMetrics(r: OtlpReceiver, body: Buffer): void {
 
 /** Starts a receiver on 127.0.0.1 (closed after the test). */
 export async function startOtlpReceiver(mode: 'ok' | 'refuse' | 'hang' = 'ok'): Promise<OtlpReceiver> {
-  const r: OtlpReceiver = { url: '', spans: [], metricNames: new Set(), points: [], requests: [] };
+  const r: OtlpReceiver = {
+    url: '',
+    spans: [],
+    metricNames: new Set(),
+    points: [],
+    requests: [],
+    bodies: [],
+  };
   const held: ServerResponse[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -127,6 +146,7 @@ export async function startOtlpReceiver(mode: 'ok' | 'refuse' | 'hang' = 'ok'): 
         return;
       }
       const body = Buffer.concat(chunks);
+      r.bodies.push({ path: req.url ?? '', body });
       if (req.url === '/v1/traces') takeTraces(r, body);
       else if (req.url === '/v1/metrics') takeMetrics(r, body);
       // An empty Export*ServiceResponse: full success.
