@@ -9,6 +9,12 @@ import { hash } from 'node:crypto';
 
 const WORDS = 4;
 
+/** 128 bits of the id's SHA-256 as four words (the empty slot is all zeros: one bit set keeps every id off it). */
+function words(id: string): number[] {
+  const h = hash('sha256', id, 'buffer');
+  return [h.readUInt32LE(0), h.readUInt32LE(4), h.readUInt32LE(8), (h.readUInt32LE(12) | 1) >>> 0];
+}
+
 export class IdSet {
   #table: Uint32Array;
   #mask: number;
@@ -26,25 +32,15 @@ export class IdSet {
 
   /** Adds `id`; false when it was there already. */
   add(id: string): boolean {
-    const h = hash('sha256', id, 'buffer');
-    // The empty slot is all zeros: one bit set keeps every id's words off it.
-    const w = [h.readUInt32LE(0), h.readUInt32LE(4), h.readUInt32LE(8), (h.readUInt32LE(12) | 1) >>> 0];
-    if (!this.#insert(this.#table, this.#mask, w)) return false;
+    if (!put(this.#table, this.#mask, words(id), 0)) return false;
     if (++this.#size * 2 > this.#mask + 1) this.#grow();
     return true;
   }
 
-  #insert(table: Uint32Array, mask: number, w: readonly number[]): boolean {
-    for (let i = (w[0] as number) & mask; ; i = (i + 1) & mask) {
-      const at = i * WORDS;
-      if (table[at + 3] === 0) {
-        for (let k = 0; k < WORDS; k++) table[at + k] = w[k] as number;
-        return true;
-      }
-      if (table[at] === w[0] && table[at + 1] === w[1] && table[at + 2] === w[2] && table[at + 3] === w[3]) {
-        return false;
-      }
-    }
+  /** Whether `id` was added. */
+  has(id: string): boolean {
+    const table = this.#table;
+    return table[slot(table, this.#mask, words(id), 0) + 3] !== 0;
   }
 
   #grow(): void {
@@ -53,7 +49,28 @@ export class IdSet {
     this.#table = new Uint32Array(capacity * WORDS);
     this.#mask = capacity - 1;
     for (let at = 0; at < old.length; at += WORDS) {
-      if (old[at + 3] !== 0) this.#insert(this.#table, this.#mask, Array.from(old.subarray(at, at + WORDS)));
+      if (old[at + 3] !== 0) put(this.#table, this.#mask, old, at);
     }
   }
+}
+
+/**
+ * Where the id whose words are `w[from]`..`w[from + 3]` is in the table, or the empty slot where it goes (open
+ * addressing, linear probing).
+ */
+function slot(table: Uint32Array, mask: number, w: ArrayLike<number>, from: number): number {
+  const [a, b, c, d] = [w[from], w[from + 1], w[from + 2], w[from + 3]];
+  for (let i = (a as number) & mask; ; i = (i + 1) & mask) {
+    const at = i * WORDS;
+    if (table[at + 3] === 0) return at;
+    if (table[at] === a && table[at + 1] === b && table[at + 2] === c && table[at + 3] === d) return at;
+  }
+}
+
+/** Puts the id whose words start at `w[from]` in the table; false when it was there. */
+function put(table: Uint32Array, mask: number, w: ArrayLike<number>, from: number): boolean {
+  const at = slot(table, mask, w, from);
+  if (table[at + 3] !== 0) return false;
+  for (let k = 0; k < WORDS; k++) table[at + k] = w[from + k] as number;
+  return true;
 }

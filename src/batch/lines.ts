@@ -9,7 +9,7 @@ import type * as z from 'zod';
 import { formatPath } from '../contract/validate.js';
 import { GwError, UsageError } from '../core/errors.js';
 import { fsError } from '../core/fs-errors.js';
-import { badLineRule, isBad, readLines } from '../core/lines.js';
+import { badLineRule, isBad, readLineChunks, type BadLine, type Line } from '../core/lines.js';
 
 export { badLineRule, isBad, MAX_LINE_BYTES, readLines, type BadLine, type Line } from '../core/lines.js';
 
@@ -27,58 +27,105 @@ export class DamagedFileError extends UsageError {
   }
 }
 
+/** A record of a JSONL file gw wrote: its line, its value, its text. */
+export interface CheckedRecord<T> {
+  lineNo: number;
+  value: T;
+  text: string;
+}
+
 /**
  * The records of a JSONL file gw wrote, each checked against its writer's schema. A torn last line (no newline:
  * a crash in the middle of a write) is skipped; any other line that is not a record is a DamagedFileError.
  * `wanted` skips lines before they are parsed (a cheap look at the text; reconciliation reads a few ids of many).
+ * The records come in the groups each read of the file completed (readLineChunks).
  */
+export async function* readRecordChunks<T>(
+  path: string,
+  schema: z.ZodType<T>,
+  what: string,
+  wanted?: (text: string) => boolean,
+): AsyncGenerator<Array<CheckedRecord<T>>> {
+  for await (const lines of readLineChunks(path)) {
+    const records: Array<CheckedRecord<T>> = [];
+    let damaged: unknown;
+    try {
+      for (const l of lines) {
+        const r = checkedRecord(path, l, schema, what, wanted);
+        if (r !== undefined) records.push(r);
+      }
+    } catch (e) {
+      damaged = e;
+    }
+    // The records before a damaged line still come first, as when they came one at a time.
+    if (records.length > 0) yield records;
+    if (damaged !== undefined) throw damaged;
+  }
+}
+
+/** readRecordChunks one record at a time. */
 export async function* readRecords<T>(
   path: string,
   schema: z.ZodType<T>,
   what: string,
   wanted?: (text: string) => boolean,
-): AsyncGenerator<{ lineNo: number; value: T; text: string }> {
-  for await (const l of readLines(path)) {
-    if (isBad(l)) {
-      if (!l.terminated) continue;
-      throw new DamagedFileError(path, l.lineNo, badLineRule(l));
-    }
-    if (l.text.trim() === '' || (wanted !== undefined && !wanted(l.text))) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(l.text);
-    } catch {
-      if (!l.terminated) continue;
-      throw new DamagedFileError(path, l.lineNo, `is not JSON (not ${what})`);
-    }
-    const r = schema.safeParse(v);
-    if (!r.success) {
-      if (!l.terminated) continue;
-      const issue = r.error.issues[0];
-      throw new DamagedFileError(
-        path,
-        l.lineNo,
-        `is not ${what} (${issue !== undefined && issue.path.length > 0 ? `${formatPath(issue.path)}: ` : ''}${issue?.message ?? 'wrong shape'})`,
-      );
-    }
-    yield { lineNo: l.lineNo, value: r.data, text: l.text };
+): AsyncGenerator<CheckedRecord<T>> {
+  for await (const records of readRecordChunks(path, schema, what, wanted)) yield* records;
+}
+
+/** One line read as a record (undefined: a line skipped), or a DamagedFileError. */
+function checkedRecord<T>(
+  path: string,
+  l: Line | BadLine,
+  schema: z.ZodType<T>,
+  what: string,
+  wanted: ((text: string) => boolean) | undefined,
+): CheckedRecord<T> | undefined {
+  if (isBad(l)) {
+    if (!l.terminated) return undefined;
+    throw new DamagedFileError(path, l.lineNo, badLineRule(l));
   }
+  if (l.text.trim() === '' || (wanted !== undefined && !wanted(l.text))) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(l.text);
+  } catch {
+    if (!l.terminated) return undefined;
+    throw new DamagedFileError(path, l.lineNo, `is not JSON (not ${what})`);
+  }
+  const r = schema.safeParse(v);
+  if (!r.success) {
+    if (!l.terminated) return undefined;
+    const issue = r.error.issues[0];
+    throw new DamagedFileError(
+      path,
+      l.lineNo,
+      `is not ${what} (${issue !== undefined && issue.path.length > 0 ? `${formatPath(issue.path)}: ` : ''}${issue?.message ?? 'wrong shape'})`,
+    );
+  }
+  return { lineNo: l.lineNo, value: r.data, text: l.text };
 }
 
 /**
- * The text of the records readRecords yielded from `path` in an earlier pass that ended at line `last`, without
- * parsing them again (a merge copies a million lines it has checked): the caller holds the file's lock, so the
- * lines are those it checked. Blank lines and the torn tail readRecords skipped are skipped here too.
+ * The texts of the records readRecords yielded from `path` in an earlier pass that ended at line `last`, without
+ * parsing them again (a merge copies a million lines it has checked), in the groups each read completed: the
+ * caller holds the file's lock, so the lines are those it checked. Blank lines and the torn tail readRecords
+ * skipped are skipped here too.
  */
-export async function* checkedTexts(
+export async function* checkedTextChunks(
   path: string,
   last: number,
-): AsyncGenerator<{ lineNo: number; text: string }> {
+): AsyncGenerator<Array<{ lineNo: number; text: string }>> {
   if (last === 0) return;
-  for await (const l of readLines(path)) {
-    if (l.lineNo > last) return;
-    if (isBad(l) || l.text.trim() === '') continue;
-    yield { lineNo: l.lineNo, text: l.text };
+  for await (const lines of readLineChunks(path)) {
+    const texts: Array<{ lineNo: number; text: string }> = [];
+    for (const l of lines) {
+      if (l.lineNo > last) break;
+      if (!isBad(l) && l.text.trim() !== '') texts.push({ lineNo: l.lineNo, text: l.text });
+    }
+    if (texts.length > 0) yield texts;
+    const end = lines[lines.length - 1];
+    if (end !== undefined && end.lineNo >= last) return;
   }
 }
 

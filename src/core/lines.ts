@@ -42,21 +42,21 @@ class Splitter {
   #lineNo = 0;
   constructor(private readonly max: number) {}
 
-  /** The lines completed by `chunk`. */
-  *push(chunk: Buffer): Generator<Line | BadLine> {
+  /** The lines completed by `chunk`, added to `out`. */
+  push(chunk: Buffer, out: Array<Line | BadLine>): void {
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl < 0) break;
-      yield this.#take(chunk.subarray(start, nl), true);
+      out.push(this.#take(chunk.subarray(start, nl), true));
       start = nl + 1;
     }
     if (start < chunk.length) this.#keep(chunk.subarray(start));
   }
 
   /** The last line, when the input did not end with a newline. */
-  *end(): Generator<Line | BadLine> {
-    if (this.#size > 0 || this.#tooLong) yield this.#take(Buffer.alloc(0), false);
+  end(out: Array<Line | BadLine>): void {
+    if (this.#size > 0 || this.#tooLong) out.push(this.#take(Buffer.alloc(0), false));
   }
 
   #keep(piece: Buffer): void {
@@ -73,10 +73,14 @@ class Splitter {
   }
 
   #take(tail: Buffer, terminated: boolean): Line | BadLine {
-    this.#keep(tail);
     const lineNo = ++this.#lineNo;
+    // A line within one chunk is decoded from the chunk itself (now, before the stream reads on): no copy.
+    let buf = tail;
+    if (this.#parts.length > 0 || this.#tooLong) {
+      this.#keep(tail);
+      buf = this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts, this.#size);
+    } else if (tail.length > this.max) this.#tooLong = true;
     const tooLong = this.#tooLong;
-    let buf = this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts, this.#size);
     this.#parts = [];
     this.#size = 0;
     this.#tooLong = false;
@@ -88,11 +92,14 @@ class Splitter {
   }
 }
 
-/** Every line of a file (or a stream), in order, blank ones included. */
-export async function* readLines(
+/**
+ * Every line of a file (or a stream), in order, blank ones included, as the lines each read completed: a reader
+ * of a million lines pays for one turn of the event loop a read, not one a line.
+ */
+export async function* readLineChunks(
   source: string | Readable,
   o: { maxBytes?: number; onChunk?: ((bytes: Buffer) => void) | undefined } = {},
-): AsyncGenerator<Line | BadLine> {
+): AsyncGenerator<Array<Line | BadLine>> {
   const input = typeof source === 'string' ? createReadStream(source, { highWaterMark: 256 * 1024 }) : source;
   const split = new Splitter(o.maxBytes ?? MAX_LINE_BYTES);
   try {
@@ -100,12 +107,24 @@ export async function* readLines(
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
       // The raw bytes, before they are split (a hash of the file in the same pass).
       o.onChunk?.(bytes);
-      yield* split.push(bytes);
+      const lines: Array<Line | BadLine> = [];
+      split.push(bytes, lines);
+      if (lines.length > 0) yield lines;
     }
-    yield* split.end();
+    const last: Array<Line | BadLine> = [];
+    split.end(last);
+    if (last.length > 0) yield last;
   } finally {
     if (typeof source === 'string') input.destroy();
   }
+}
+
+/** Every line of a file (or a stream), in order, blank ones included. */
+export async function* readLines(
+  source: string | Readable,
+  o: { maxBytes?: number; onChunk?: ((bytes: Buffer) => void) | undefined } = {},
+): AsyncGenerator<Line | BadLine> {
+  for await (const lines of readLineChunks(source, o)) yield* lines;
 }
 
 /** True for a line that could not be read as text. */
