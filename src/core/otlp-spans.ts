@@ -62,7 +62,7 @@ export function spanCommon(
     .finish();
   const a = new ProtoWriter(256);
   for (const [key, value] of Object.entries(attributes))
-    if (value !== undefined) keyValue(a, 9, key, value as string | number);
+    if (value !== undefined) keyValue(a, 9, keyField(key), value as string | number);
   // The dropped counts (10, 12, 14: none), the status (15), the W3C flags of the span's context and "its parent
   // is known to be local" (16: it has none), written as the SDK's serializer writes them.
   const t = new ProtoWriter(64).tag(10, VARINT).varint(0).tag(12, VARINT).varint(0).tag(14, VARINT).varint(0);
@@ -79,9 +79,9 @@ export function spanCommon(
  * An attribute (a KeyValue, `field` of its message): a string, a whole number as int64, another number as a
  * double, as the SDK's serializer writes them (gw's numbers are never negative: a negative one goes as a double).
  */
-function keyValue(w: ProtoWriter, field: number, key: string, value: string | number): void {
+function keyValue(w: ProtoWriter, field: number, key: Buffer, value: string | number): void {
   const kv = w.tag(field, LEN).begin();
-  w.tag(1, LEN).string(key).tag(2, LEN);
+  w.raw(key).tag(2, LEN);
   const v = w.begin();
   if (typeof value === 'string') w.tag(1, LEN).string(value);
   else if (Number.isInteger(value) && value >= 0 && value < 2 ** 63) w.tag(3, VARINT).varint(value);
@@ -90,6 +90,18 @@ function keyValue(w: ProtoWriter, field: number, key: string, value: string | nu
 }
 
 const scratch = newSpanRow();
+
+/** A KeyValue's key field, encoded (`key` of keyValue). */
+function keyField(key: string): Buffer {
+  return new ProtoWriter(64).tag(1, LEN).string(key).finish();
+}
+
+// The keys of a span's own attributes, encoded once.
+const STATUS_CODE = keyField('http.response.status_code');
+const REQUEST_ID = keyField('gw.request_id');
+const INPUT_TOKENS = keyField('gen_ai.usage.input_tokens');
+const CACHED_TOKENS = keyField('gen_ai.usage.cache_read.input_tokens');
+const OUTPUT_TOKENS = keyField('gen_ai.usage.output_tokens');
 
 function spanMessage(w: ProtoWriter, rows: SpanRows, row: number): void {
   const c = rows.commons[row] as SpanCommon;
@@ -102,12 +114,11 @@ function spanMessage(w: ProtoWriter, rows: SpanRows, row: number): void {
   const end = unixNanos(s.startUnixMs + s.durationMs);
   w.tag(7, FIXED64).fixed64(start.lo, start.hi).tag(8, FIXED64).fixed64(end.lo, end.hi);
   w.raw(c.attributes);
-  if (s.status > 0) keyValue(w, 9, 'http.response.status_code', s.status);
-  if (s.requestId !== undefined) keyValue(w, 9, 'gw.request_id', s.requestId);
-  if (!Number.isNaN(s.inputTokens)) keyValue(w, 9, 'gen_ai.usage.input_tokens', s.inputTokens);
-  if (!Number.isNaN(s.cachedInputTokens))
-    keyValue(w, 9, 'gen_ai.usage.cache_read.input_tokens', s.cachedInputTokens);
-  if (!Number.isNaN(s.outputTokens)) keyValue(w, 9, 'gen_ai.usage.output_tokens', s.outputTokens);
+  if (s.status > 0) keyValue(w, 9, STATUS_CODE, s.status);
+  if (s.requestId !== undefined) keyValue(w, 9, REQUEST_ID, s.requestId);
+  if (!Number.isNaN(s.inputTokens)) keyValue(w, 9, INPUT_TOKENS, s.inputTokens);
+  if (!Number.isNaN(s.cachedInputTokens)) keyValue(w, 9, CACHED_TOKENS, s.cachedInputTokens);
+  if (!Number.isNaN(s.outputTokens)) keyValue(w, 9, OUTPUT_TOKENS, s.outputTokens);
   w.raw(c.tail).end(at, 2);
 }
 
@@ -115,10 +126,10 @@ function spanMessage(w: ProtoWriter, rows: SpanRows, row: number): void {
 export function traceRequest(serviceName: string, all: SpanRows[]): Buffer {
   let count = 0;
   for (const r of all) count += r.batch.count;
-  const w = new ProtoWriter(512 + count * 320);
+  const w = new ProtoWriter(512 + count * 400);
   const resourceSpans = w.tag(1, LEN).begin(3);
   const resource = w.tag(1, LEN).begin();
-  keyValue(w, 1, 'service.name', serviceName);
+  keyValue(w, 1, keyField('service.name'), serviceName);
   w.tag(2, VARINT).varint(0).end(resource);
   const scopeSpans = w.tag(2, LEN).begin(3);
   const scope = w.tag(1, LEN).begin();
