@@ -33,25 +33,21 @@ const INSTRUMENTS = {
     name: 'gen_ai.client.operation.duration',
     unit: 's',
     description: 'GenAI operation duration',
-    bounds: DURATION_BUCKETS,
   },
   ttfc: {
     name: 'gen_ai.client.operation.time_to_first_chunk',
     unit: 's',
     description: 'Time from the request until the first chunk of its stream',
-    bounds: DURATION_BUCKETS,
   },
   perChunk: {
     name: 'gen_ai.client.operation.time_per_output_chunk',
     unit: 's',
     description: 'Time between consecutive chunks of a stream',
-    bounds: CHUNK_BUCKETS,
   },
   tokens: {
     name: 'gen_ai.client.token.usage',
     unit: '{token}',
     description: 'Number of input and output tokens used',
-    bounds: TOKEN_BUCKETS,
   },
 } as const;
 
@@ -78,6 +74,16 @@ export class Series {
   ) {
     this.inputAttributes = { ...attributes, 'gen_ai.token.type': 'input' };
     this.outputAttributes = { ...attributes, 'gen_ai.token.type': 'output' };
+  }
+
+  /** Delta temporality: the next export counts from `now`. */
+  restart(now: HrTime): void {
+    this.duration = new BucketHistogram(DURATION_BUCKETS);
+    this.ttfc = new BucketHistogram(DURATION_BUCKETS);
+    this.perChunk = new BucketHistogram(CHUNK_BUCKETS);
+    this.input = new BucketHistogram(TOKEN_BUCKETS);
+    this.output = new BucketHistogram(TOKEN_BUCKETS);
+    this.startTime = now;
   }
 }
 
@@ -127,7 +133,7 @@ export class GenAiMetrics implements MetricProducer {
       point(points.perChunk, s.perChunk, s.attributes, s.startTime, end);
       point(points.tokens, s.input, s.inputAttributes, s.startTime, end);
       point(points.tokens, s.output, s.outputAttributes, s.startTime, end);
-      if (temporality === AggregationTemporality.DELTA) restart(s, end);
+      if (temporality === AggregationTemporality.DELTA) s.restart(end);
     }
     const metrics: HistogramMetricData[] = [];
     for (const [k, i] of Object.entries(INSTRUMENTS)) {
@@ -174,14 +180,4 @@ function point(
       max: h.max,
     },
   });
-}
-
-/** Delta temporality: the next export counts from `now`. */
-function restart(s: Series, now: HrTime): void {
-  s.duration = new BucketHistogram(DURATION_BUCKETS);
-  s.ttfc = new BucketHistogram(DURATION_BUCKETS);
-  s.perChunk = new BucketHistogram(CHUNK_BUCKETS);
-  s.input = new BucketHistogram(TOKEN_BUCKETS);
-  s.output = new BucketHistogram(TOKEN_BUCKETS);
-  s.startTime = now;
 }
