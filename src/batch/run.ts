@@ -46,6 +46,12 @@ export interface EngineDeps {
   client: GatewayClient;
   /** The client creates go through, except beta tasks (whose check also prepares the body). */
   sendClient: GatewayClient;
+  /**
+   * The state as the log stood before this run, read only: which lines are settled or created. The run's own
+   * records go to the log alone. Applied here too, an item of an earlier run followed to its end would lose its
+   * `created` status before the input reaches its line, and be sent again; and every line would add and remove
+   * map entries, whose tables outlive young-generation collections.
+   */
   state: BatchState;
   writer: BatchWriter;
   clock: BatchClock;
@@ -167,7 +173,7 @@ export class Engine {
   }
 
   /**
-   * Applies a record and queues it (with its output line) for the next group commit. Only a `send` record is
+   * Queues a record (with its output line) for the next group commit. Only a `send` record is
    * awaited (durable before its request leaves); the others are not, so an answer and its item's objects are not
    * kept alive across an fsync (at thousands of answers a second they would outlive young-generation collections
    * and fill the old one). A write that fails stops the run.
@@ -176,7 +182,6 @@ export class Engine {
     r: StateRecord,
     out?: { file: 'results' | 'errors'; line: OutputLine; raw?: string },
   ): Promise<void> {
-    this.d.state.apply(r);
     const text = out !== undefined ? this.d.redact(serializeLine(out.line, out.raw)) : undefined;
     if (out !== undefined) this.d.sinks.onResult?.(out.line, out.file);
     const p = this.d.writer.append(
@@ -219,7 +224,6 @@ export class Engine {
     if (ok) this.stats.done++;
     else this.stats.failed++;
     this.stats.finishedThisRun++;
-    this.d.state.forget(id);
     this.#progress();
   }
 

@@ -320,7 +320,6 @@ async function runLocked(dir: string, input: string, given: RunSettings, o: Call
       st.apply(r);
       await writer.append(r);
     }
-    st.keepFinished = false;
     const engine = new Engine(
       {
         ...clients,

@@ -163,7 +163,10 @@ export function byCurrency(amounts: Iterable<Money>, digits: 2 | 6 = 2): Partial
   return out;
 }
 
-/** Totals and per-item status rebuilt from the log (also kept up to date by a running batch). */
+/**
+ * Totals and per-item status rebuilt from the log. A run reads it as the log stood when it started (after the
+ * crash recovery of reconcile.ts) and never changes it: what the run does goes to the log only.
+ */
 export class BatchState {
   readonly status = new Map<string, ItemStatus>();
   readonly created = new Map<string, CreatedItem>();
@@ -179,18 +182,6 @@ export class BatchState {
   /** Created items whose last follow stopped short of their end (see the `unfinished` record). */
   readonly unfinished = new Set<string>();
   runs: Extract<StateRecord, { e: 'run' }>[] = [];
-  /**
-   * False while a batch runs: an item finished in this run is never looked up again (custom_ids are unique), so it
-   * is dropped from the maps and memory stays flat however long the file is.
-   */
-  keepFinished = true;
-
-  /** Drops a finished item (see keepFinished). */
-  forget(id: string): void {
-    if (this.keepFinished) return;
-    this.status.delete(id);
-    this.failureCode.delete(id);
-  }
 
   #settle(id: string): void {
     this.created.delete(id);

@@ -241,6 +241,29 @@ describe('batch downloads go through the one download path', () => {
     expect(createsByPrompt(s, '/v1/videos').get('prompt v1')).toBe(1);
   });
 
+  it('tasks a resumed run follows to their end are not created again when it reads their lines', async () => {
+    // 64 tasks left created (each download cut) fill what follows the creates at --concurrency 8: no line is sent
+    // until one of them ends. 16 new lines before them fill the read-ahead, so their lines are read only then.
+    const s = await batchSim({ videoBytes: 2000 });
+    s.sim.addFault({ route: 'GET /cdn', kind: 'drop', after: 1000, times: 64 });
+    const home = isolatedDirs();
+    const out = join(tempDir('gw-bt-'), 'out');
+    const videos = Array.from({ length: 64 }, (_, i) => video(`v${i}`));
+    const first = await gw(
+      ['batch', 'run', writeInput(tempDir('gw-bt-'), videos), '--out', out, '--json'],
+      s.env,
+      home,
+    );
+    expect(JSON.parse(first.stdout)).toMatchObject({ succeeded: 0, unfinished: 64 });
+    const chats = Array.from({ length: 16 }, (_, i) => chat(`c${i}`));
+    const file = writeInput(tempDir('gw-bt-'), [...chats, ...videos]);
+    const again = await gw(['batch', 'run', file, '--out', out, '--json'], s.env, home);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ succeeded: 80, unfinished: 0 });
+    // Each task created once: 64 creates in all (the simulator keeps the bodies of its newest requests only).
+    expect(s.requests.filter((q) => q.method === 'POST' && q.path === '/v1/videos')).toHaveLength(64);
+  });
+
   it('gw batch retry finishes an unfinished download too, without a second create', async () => {
     const s = await batchSim({ videoBytes: 200_000 });
     s.sim.addFault({ route: 'GET /cdn', kind: 'drop', after: 50_000, times: 1 });
