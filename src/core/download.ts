@@ -4,6 +4,7 @@ import {
   closeSync,
   constants,
   createReadStream,
+  fdatasync,
   fsyncSync,
   openSync,
   statSync,
@@ -302,6 +303,51 @@ function expectedTotal(res: DownloadAnswer, offset: number): number | undefined 
   return len !== undefined && /^\d+$/.test(len) ? Number(len) + offset : undefined;
 }
 
+/** A local write of the part failed (disk full, permissions, an I/O error on write-back). */
+function writeFailed(e: unknown, path: string): GwError {
+  return fsError(e, {
+    path,
+    action: 'write the download to',
+    hint: 'free some space or fix the permissions, then run the same command again to resume from the .part',
+  });
+}
+
+/** Bytes written to a part between two write-backs started while it downloads. */
+const FLUSH_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Starts writing the part back to disk while it downloads: every FLUSH_BYTES, one fdatasync on the thread pool
+ * (never two at once). Left to the page cache, the whole file is written back by the fsync before the rename,
+ * after the last byte arrived (0.56 s a GiB on this machine's disk, seconds on a slower one). A failed flush fails
+ * the download: Linux reports a write-back error to one fsync only.
+ */
+class PartFlusher {
+  #unflushed = 0;
+  #running: Promise<void> | undefined;
+  #error: unknown;
+
+  constructor(private readonly fd: number) {}
+
+  wrote(n: number): void {
+    this.#unflushed += n;
+    if (this.#unflushed < FLUSH_BYTES || this.#running !== undefined) return;
+    this.#unflushed = 0;
+    this.#running = new Promise((done) => {
+      fdatasync(this.fd, (e) => {
+        if (e !== null) this.#error ??= e;
+        this.#running = undefined;
+        done();
+      });
+    });
+  }
+
+  /** Waits for the flush in flight (the descriptor stays open until it ends); the first flush error, if any. */
+  async settle(): Promise<unknown> {
+    await this.#running;
+    return this.#error;
+  }
+}
+
 /**
  * Copies `body` into the part file (descriptor `fd`) in constant memory. Each chunk is written synchronously as it
  * is emitted: a download has nothing else to do meanwhile, the kernel keeps receiving into the socket buffer, and
@@ -318,6 +364,7 @@ function drainInto(
   path: string,
   onChunk: (chunk: Buffer) => void,
   signal: AbortSignal | undefined,
+  flusher: PartFlusher,
 ): Promise<unknown> {
   if (signal !== undefined) addAbortSignal(signal, body);
   return new Promise((resolveDrain) => {
@@ -333,14 +380,9 @@ function drainInto(
       onChunk(chunk);
       try {
         for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
+        flusher.wrote(chunk.length);
       } catch (e) {
-        settle(
-          fsError(e, {
-            path,
-            action: 'write the download to',
-            hint: 'free some space or fix the permissions, then run the same command again to resume from the .part',
-          }),
-        );
+        settle(writeFailed(e, path));
       }
     };
     // finished() reports the end, an error, or a close before the end (a dropped connection) exactly once.
@@ -502,6 +544,7 @@ async function downloadLocked(o: DownloadOptions, part: string): Promise<Downloa
       hint: 'check that the directory exists and is writable',
     });
   }
+  const flusher = new PartFlusher(fd);
   try {
     const failure = await drainInto(
       res.body,
@@ -513,14 +556,18 @@ async function downloadLocked(o: DownloadOptions, part: string): Promise<Downloa
         o.onProgress?.(bytes, total);
       },
       o.signal,
+      flusher,
     );
     if (failure !== undefined) throw mapStreamError(failure, o.signal, part);
     if (total !== undefined && bytes !== total) {
       throw incomplete(`incomplete download: received ${bytes} of ${total} bytes`, part);
     }
+    const flushFailure = await flusher.settle();
+    if (flushFailure !== undefined) throw writeFailed(flushFailure, part);
     // Flush to disk before the rename so a crash cannot leave a short file under the final name.
     fsyncSync(fd);
   } finally {
+    await flusher.settle();
     closeSync(fd);
   }
   try {
